@@ -1,0 +1,55 @@
+"""The `glyphoxa-mcp` command."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+import anyio
+
+from glyphoxa_mcp import __version__
+from glyphoxa_mcp.cli import db_commands
+from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError, NotFoundError
+
+# Exit codes: 1 for failures, 2 for bad input or configuration (argparse uses 2 as well).
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="glyphoxa-mcp",
+        description="Long-term memory for voice NPCs, served over MCP from one PostgreSQL.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("GLYPHOXA_LOG_LEVEL", "WARNING"),
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        type=str.upper,
+        help="log detail, written to stderr [env GLYPHOXA_LOG_LEVEL] (default: WARNING)",
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    db_commands.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        return anyio.run(args.run, args)
+    except (ConfigurationError, InvalidInputError, NotFoundError) as exc:
+        print(f"glyphoxa-mcp: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except GlyphoxaError as exc:
+        print(f"glyphoxa-mcp: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        return 130

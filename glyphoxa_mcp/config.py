@@ -1,0 +1,68 @@
+"""Settings, built once at start-up from command-line flags and GLYPHOXA_* variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from glyphoxa_mcp.errors import ConfigurationError
+
+# pgvector's HNSW index accepts at most this many dimensions.
+MAX_INDEXED_DIMENSIONS = 2000
+DEFAULT_EMBEDDING_DIM = 384
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("glyphoxa-mcp"))
+
+
+class DatabaseSettings(BaseModel):
+    """Where the memory lives and the shape of its vectors."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dsn: str | None = Field(
+        default=None,
+        description="PostgreSQL DSN; when unset, the embedded server in data_dir is used.",
+    )
+    data_dir: Path = Field(default_factory=default_data_dir)
+    embedding_dim: int = Field(default=DEFAULT_EMBEDDING_DIM, ge=1, le=MAX_INDEXED_DIMENSIONS)
+
+    @field_validator("dsn")
+    @classmethod
+    def _blank_dsn_means_embedded(cls, dsn: str | None) -> str | None:
+        if dsn is None or not dsn.strip():
+            return None
+        if not dsn.startswith(("postgres://", "postgresql://")):
+            raise ValueError(
+                "must start with postgresql:// (for example postgresql://user@host/db)"
+            )
+        return dsn.strip()
+
+    @field_validator("data_dir")
+    @classmethod
+    def _expand_user(cls, data_dir: Path) -> Path:
+        return data_dir.expanduser()
+
+    @classmethod
+    def build(cls, **values: object) -> DatabaseSettings:
+        """Validate settings, naming the flag and variable of any bad value."""
+        given = {key: value for key, value in values.items() if value is not None}
+        try:
+            return cls(**given)
+        except ValidationError as exc:
+            raise ConfigurationError(describe_settings_error(exc)) from exc
+
+
+def flag_and_env(field: str) -> str:
+    return f"--{field.replace('_', '-')} / GLYPHOXA_{field.upper()}"
+
+
+def describe_settings_error(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"])
+        problems.append(f"{flag_and_env(field)}: {error['msg']} (got {error.get('input')!r})")
+    return "Invalid setting: " + "; ".join(problems)

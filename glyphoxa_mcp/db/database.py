@@ -1,0 +1,119 @@
+"""Opening the memory database: resolve where it is, migrate it, and pool connections."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+import asyncpg
+from pgvector.asyncpg import register_vector
+
+from glyphoxa_mcp.config import DatabaseSettings
+from glyphoxa_mcp.db.embedded import (
+    EMBEDDED_DATABASE,
+    database_dsn,
+    postgres_data_dir,
+    start_embedded_server,
+)
+from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.migrations import MigrationReport, migrate
+
+
+@dataclass(frozen=True)
+class DatabaseLocation:
+    dsn: str
+    description: str
+
+
+async def init_connection(conn: asyncpg.Connection) -> None:
+    """Per-connection codecs: pgvector's `vector`, and JSON for jsonb."""
+    await register_vector(conn)
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+def redact_dsn(dsn: str) -> str:
+    parts = urlsplit(dsn)
+    if parts.password is None:
+        return dsn
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+async def locate(settings: DatabaseSettings) -> DatabaseLocation:
+    """The DSN to use: the configured one, or the embedded server (started if need be)."""
+    if settings.dsn:
+        return DatabaseLocation(settings.dsn, redact_dsn(settings.dsn))
+    admin_dsn = await anyio.to_thread.run_sync(start_embedded_server, settings.data_dir)
+    await ensure_database_exists(admin_dsn, EMBEDDED_DATABASE)
+    pgdata = postgres_data_dir(settings.data_dir)
+    return DatabaseLocation(
+        database_dsn(admin_dsn, EMBEDDED_DATABASE), f"embedded PostgreSQL in {pgdata}"
+    )
+
+
+async def ensure_database_exists(admin_dsn: str, name: str) -> None:
+    with driver_errors(f"create the database {name!r}"):
+        conn = await asyncpg.connect(admin_dsn)
+        try:
+            exists = await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
+            if not exists:
+                try:
+                    await conn.execute(f'CREATE DATABASE "{name}"')
+                except asyncpg.DuplicateDatabaseError:
+                    pass  # another process created it first
+        finally:
+            await conn.close()
+
+
+async def migrate_dsn(dsn: str, embedding_dim: int) -> MigrationReport:
+    with driver_errors("connect to the database"):
+        conn = await asyncpg.connect(dsn)
+    try:
+        return await migrate(conn, embedding_dim)
+    finally:
+        await conn.close()
+
+
+class Database:
+    """A migrated database and its connection pool; the one handle stores are built on."""
+
+    def __init__(self, pool: asyncpg.Pool, location: DatabaseLocation, embedding_dim: int) -> None:
+        self.pool = pool
+        self.location = location
+        self.embedding_dim = embedding_dim
+
+    @classmethod
+    async def open(
+        cls, settings: DatabaseSettings, *, min_size: int = 1, max_size: int = 10
+    ) -> Database:
+        location = await locate(settings)
+        return await cls.open_dsn(
+            location, settings.embedding_dim, min_size=min_size, max_size=max_size
+        )
+
+    @classmethod
+    async def open_dsn(
+        cls,
+        location: DatabaseLocation,
+        embedding_dim: int,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+    ) -> Database:
+        await migrate_dsn(location.dsn, embedding_dim)
+        with driver_errors("connect to the database"):
+            pool = await asyncpg.create_pool(
+                location.dsn, min_size=min_size, max_size=max_size, init=init_connection
+            )
+        return cls(pool, location, embedding_dim)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def __aenter__(self) -> Database:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

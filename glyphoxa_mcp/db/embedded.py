@@ -1,0 +1,59 @@
+"""The embedded PostgreSQL 16 + pgvector from the `pgserver` wheel.
+
+pgserver keeps one server per data directory and counts the processes using it under an
+inter-process lock, so a running `serve` and a CLI command share the same server; the last
+process to leave stops it.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import warnings
+from pathlib import Path
+from urllib.parse import quote
+
+from glyphoxa_mcp.errors import DatabaseUnavailableError
+
+log = logging.getLogger(__name__)
+
+EMBEDDED_DATABASE = "glyphoxa"
+
+
+def postgres_data_dir(data_dir: Path) -> Path:
+    return data_dir / "postgres"
+
+
+def start_embedded_server(data_dir: Path) -> str:
+    """Start (or join) the embedded server for `data_dir`; return the DSN of its admin database.
+
+    Blocking: run it in a worker thread from async code.
+    """
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset and falls back to /tmp, which is fine.
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    pgdata = postgres_data_dir(data_dir)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server = pgserver.get_server(pgdata, cleanup_mode="stop")
+    except (OSError, subprocess.SubprocessError) as exc:
+        log_file = pgdata / "log"
+        raise DatabaseUnavailableError(
+            f"Could not start the embedded PostgreSQL in {pgdata}: {exc}. "
+            f"Its log is {log_file}. Use --data-dir for another location, or --dsn for an "
+            "external server."
+        ) from exc
+    log.info("embedded PostgreSQL running for %s", pgdata)
+    return server.get_uri()
+
+
+def database_dsn(admin_dsn: str, database: str) -> str:
+    """The same server's DSN for another database (pgserver gives socket-style URIs)."""
+    base, _, query = admin_dsn.partition("?")
+    server_part = base.rsplit("/", 1)[0]
+    dsn = f"{server_part}/{quote(database)}"
+    return f"{dsn}?{query}" if query else dsn

@@ -1,0 +1,86 @@
+"""Translate driver errors into our error tree, at the storage boundary only."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import asyncpg
+
+from glyphoxa_mcp.errors import (
+    ConflictError,
+    DatabaseError,
+    DatabaseUnavailableError,
+    GlyphoxaError,
+    InvalidInputError,
+    MigrationError,
+    NotFoundError,
+)
+
+# What a violated constraint means to the person who sent the data.
+_CONSTRAINT_HINTS = {
+    "campaign_id_fkey": "the campaign does not exist; create it first",
+    "session_id_fkey": "the session does not exist in this campaign; create it first",
+    "source_id_fkey": "the source entity does not exist in this campaign",
+    "target_id_fkey": "the target entity does not exist in this campaign",
+    "subject_id_fkey": "the subject entity does not exist in this campaign",
+    "superseded_by_fkey": "the replacing fact does not exist",
+}
+
+
+def _hint(exc: asyncpg.PostgresError) -> str:
+    constraint = getattr(exc, "constraint_name", None) or ""
+    for suffix, hint in _CONSTRAINT_HINTS.items():
+        if constraint.endswith(suffix):
+            return hint
+    detail = getattr(exc, "detail", None)
+    return f"{exc.args[0] if exc.args else exc}" + (f" ({detail})" if detail else "")
+
+
+def translate(exc: BaseException, action: str) -> GlyphoxaError:
+    """Map a driver error raised while doing `action` to the error a caller can act on."""
+    if isinstance(exc, asyncpg.ForeignKeyViolationError):
+        return NotFoundError(f"Cannot {action}: {_hint(exc)}.")
+    if isinstance(exc, asyncpg.UniqueViolationError):
+        return ConflictError(f"Cannot {action}: it already exists ({exc.detail or exc}).")
+    if isinstance(exc, asyncpg.CheckViolationError | asyncpg.NotNullViolationError):
+        column = getattr(exc, "column_name", None)
+        return InvalidInputError(
+            f"Cannot {action}: a value breaks the rule {exc.constraint_name or column!r}.",
+            field=column,
+        )
+    if isinstance(exc, asyncpg.ProgramLimitExceededError):
+        return InvalidInputError(f"Cannot {action}: a value is too large ({exc}).")
+    if isinstance(exc, asyncpg.DataError) or (
+        # The driver's own encoding errors (a wrong Python type for a parameter).
+        isinstance(exc, asyncpg.InterfaceError) and isinstance(exc, ValueError)
+    ):
+        return InvalidInputError(f"Cannot {action}: invalid value ({exc}).")
+    if isinstance(exc, asyncpg.UndefinedTableError | asyncpg.UndefinedFunctionError):
+        return MigrationError(
+            f"Cannot {action}: the database schema is missing or old ({exc}). "
+            "Run `glyphoxa-mcp migrate`."
+        )
+    if isinstance(exc, asyncpg.QueryCanceledError):
+        return DatabaseError(f"Cannot {action}: the query was cancelled (timeout).")
+    if isinstance(
+        exc,
+        asyncpg.PostgresConnectionError
+        | asyncpg.CannotConnectNowError
+        | asyncpg.TooManyConnectionsError
+        | OSError,
+    ):
+        return DatabaseUnavailableError(
+            f"Cannot {action}: the database is unreachable ({exc}). Check --dsn / GLYPHOXA_DSN, "
+            "or unset it to use the embedded server."
+        )
+    return DatabaseError(f"Cannot {action}: {exc}")
+
+
+@contextlib.contextmanager
+def driver_errors(action: str) -> Iterator[None]:
+    """Raise our error, with the driver's as its cause, for anything the driver raises."""
+    try:
+        yield
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+        raise translate(exc, action) from exc

@@ -1,0 +1,172 @@
+"""Campaigns and their sessions: the scope every other row hangs from."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import asyncpg
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.models import Campaign, NewSession, Session, build
+
+UPSERT_CAMPAIGN = """
+INSERT INTO campaigns (id, name) VALUES ($1, $2)
+ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name
+RETURNING id, name, created_at
+"""
+SELECT_CAMPAIGN = "SELECT id, name, created_at FROM campaigns WHERE id = $1"
+SELECT_CAMPAIGNS = "SELECT id, name, created_at FROM campaigns ORDER BY id"
+DELETE_CAMPAIGN = "DELETE FROM campaigns WHERE id = $1"
+
+SESSION_COLUMNS = "campaign_id, id, title, started_at, ended_at, summary, summary_source"
+UPSERT_SESSION = f"""
+INSERT INTO sessions (campaign_id, id, title, started_at, ended_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (campaign_id, id) DO UPDATE SET
+    title = coalesce(EXCLUDED.title, sessions.title),
+    started_at = coalesce(EXCLUDED.started_at, sessions.started_at),
+    ended_at = coalesce(EXCLUDED.ended_at, sessions.ended_at)
+RETURNING {SESSION_COLUMNS}
+"""
+SELECT_SESSION = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE campaign_id = $1 AND id = $2"
+SELECT_SESSIONS = f"""
+SELECT {SESSION_COLUMNS} FROM sessions WHERE campaign_id = $1
+ORDER BY coalesce(started_at, created_at), id
+"""
+# sessions_ago=1 is the most recently finished session.
+SELECT_FINISHED_SESSION = f"""
+SELECT {SESSION_COLUMNS} FROM sessions
+WHERE campaign_id = $1 AND ended_at IS NOT NULL
+ORDER BY ended_at DESC, id DESC
+OFFSET $2 LIMIT 1
+"""
+END_SESSION = f"""
+UPDATE sessions SET ended_at = greatest($3, started_at)
+WHERE campaign_id = $1 AND id = $2
+RETURNING {SESSION_COLUMNS}
+"""
+SET_SUMMARY = f"""
+UPDATE sessions SET summary = $3, summary_source = $4
+WHERE campaign_id = $1 AND id = $2
+RETURNING {SESSION_COLUMNS}
+"""
+
+
+def _session(row: asyncpg.Record) -> Session:
+    return Session(**dict(row))
+
+
+class Campaigns:
+    """All campaigns of one database."""
+
+    def __init__(self, db: Database) -> None:
+        self._pool = db.pool
+
+    async def ensure(self, campaign_id: str, name: str | None = None) -> Campaign:
+        """Create the campaign, or rename it when a name is given."""
+        campaign = build(Campaign, id=campaign_id, name=name or campaign_id)
+        with driver_errors(f"create campaign {campaign_id!r}"):
+            if name is None:
+                row = await self._pool.fetchrow(SELECT_CAMPAIGN, campaign.id)
+                if row is not None:
+                    return Campaign(**dict(row))
+            row = await self._pool.fetchrow(UPSERT_CAMPAIGN, campaign.id, campaign.name)
+        return Campaign(**dict(row))
+
+    async def get(self, campaign_id: str) -> Campaign:
+        with driver_errors(f"read campaign {campaign_id!r}"):
+            row = await self._pool.fetchrow(SELECT_CAMPAIGN, campaign_id)
+        if row is None:
+            raise NotFoundError(
+                f"No campaign {campaign_id!r}. `glyphoxa-mcp status` lists the campaigns."
+            )
+        return Campaign(**dict(row))
+
+    async def list(self) -> list[Campaign]:
+        with driver_errors("list campaigns"):
+            rows = await self._pool.fetch(SELECT_CAMPAIGNS)
+        return [Campaign(**dict(row)) for row in rows]
+
+    async def delete(self, campaign_id: str) -> bool:
+        """Delete a campaign and everything stored for it."""
+        with driver_errors(f"delete campaign {campaign_id!r}"):
+            status = await self._pool.execute(DELETE_CAMPAIGN, campaign_id)
+        return status.endswith(" 1")
+
+
+class Sessions:
+    """The sessions (game nights) of one campaign."""
+
+    def __init__(self, db: Database, campaign_id: str) -> None:
+        self._pool = db.pool
+        self.campaign_id = campaign_id
+
+    async def upsert(self, session: NewSession) -> Session:
+        """Create the session, or fill in the fields given; existing values are kept otherwise."""
+        with driver_errors(f"store session {session.id!r}"):
+            row = await self._pool.fetchrow(
+                UPSERT_SESSION,
+                self.campaign_id,
+                session.id,
+                session.title,
+                session.started_at,
+                session.ended_at,
+            )
+        return _session(row)
+
+    async def get(self, session_id: str) -> Session:
+        with driver_errors(f"read session {session_id!r}"):
+            row = await self._pool.fetchrow(SELECT_SESSION, self.campaign_id, session_id)
+        if row is None:
+            raise NotFoundError(self._unknown(session_id))
+        return _session(row)
+
+    async def list(self) -> list[Session]:
+        with driver_errors("list sessions"):
+            rows = await self._pool.fetch(SELECT_SESSIONS, self.campaign_id)
+        return [_session(row) for row in rows]
+
+    async def finished(self, sessions_ago: int = 1) -> Session:
+        """The finished session `sessions_ago` back: 1 is the last one."""
+        if sessions_ago < 1:
+            raise InvalidInputError(
+                f"sessions_ago must be 1 or more (1 is the last finished session); "
+                f"got {sessions_ago}.",
+                field="sessions_ago",
+            )
+        with driver_errors("find a finished session"):
+            row = await self._pool.fetchrow(
+                SELECT_FINISHED_SESSION, self.campaign_id, sessions_ago - 1
+            )
+        if row is None:
+            raise NotFoundError(
+                f"Campaign {self.campaign_id!r} has fewer than {sessions_ago} finished sessions."
+            )
+        return _session(row)
+
+    async def end(self, session_id: str, ended_at: datetime) -> Session:
+        with driver_errors(f"end session {session_id!r}"):
+            row = await self._pool.fetchrow(END_SESSION, self.campaign_id, session_id, ended_at)
+        if row is None:
+            raise NotFoundError(self._unknown(session_id))
+        return _session(row)
+
+    async def set_summary(
+        self, session_id: str, summary: str, source: Literal["llm", "extractive", "dm"]
+    ) -> Session:
+        with driver_errors(f"store the summary of session {session_id!r}"):
+            row = await self._pool.fetchrow(
+                SET_SUMMARY, self.campaign_id, session_id, summary, source
+            )
+        if row is None:
+            raise NotFoundError(self._unknown(session_id))
+        return _session(row)
+
+    def _unknown(self, session_id: str) -> str:
+        return (
+            f"No session {session_id!r} in campaign {self.campaign_id!r}. "
+            "List the sessions to find valid ids."
+        )

@@ -1,0 +1,321 @@
+"""L3 reads that walk the graph: traversal, an NPC's visible subgraph, its identity snapshot,
+and GraphRAG queries that rank L2 chunks or facts found through a graph neighbourhood, each
+in one SQL statement."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.knowledge_graph import (
+    ENTITY_COLUMNS,
+    FACT_COLUMNS,
+    RELATIONSHIP_COLUMNS,
+    entity_from_row,
+    fact_from_row,
+    relationship_from_row,
+)
+from glyphoxa_mcp.storage.models import (
+    ChunkInContext,
+    ChunkMatch,
+    FactMatch,
+    IdentitySnapshot,
+    Neighbour,
+    RelatedEntity,
+    Subgraph,
+    checked_embedding,
+)
+from glyphoxa_mcp.storage.semantic_index import CHUNK_COLUMNS, chunk_from_row
+from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, or_tsquery, visible, where
+from glyphoxa_mcp.storage.vocabulary import RELATIONSHIP_TYPES
+
+MAX_DEPTH = 5
+BIDIRECTIONAL_TYPES = [rel_type for rel_type, both in RELATIONSHIP_TYPES.items() if both]
+Direction = Literal["outgoing", "both"]
+
+
+def _json_object(alias: str, columns: str) -> str:
+    """jsonb_build_object over `alias.column` names, keyed by the bare column names."""
+    names = [column.strip().split(".", 1)[1] for column in columns.split(",")]
+    return "jsonb_build_object(" + ", ".join(f"'{n}', {alias}.{n}" for n in names) + ")"
+
+
+def walk_cte(
+    params: Params,
+    *,
+    anchors: Sequence[str],
+    depth: int,
+    npc_id: str | None,
+    direction: Direction = "both",
+    rel_types: Sequence[str] | None = None,
+) -> str:
+    """A recursive CTE `walk(id, depth, path, via)` from the anchors, up to `depth` hops.
+
+    Cycle-safe (a path never revisits an entity) and scoped: it only crosses relationships and
+    entities the NPC may know, so a secret link can't be inferred from what it reaches.
+    """
+    if not 1 <= depth <= MAX_DEPTH:
+        raise InvalidInputError(f"depth must be 1 to {MAX_DEPTH}; got {depth}.", field="depth")
+    npc = params.add(npc_id)
+    start = params.add(list(anchors))
+    max_depth = params.add(depth)
+    type_filter = (
+        f"AND r.rel_type = ANY({params.add(list(rel_types))}::text[])" if rel_types else ""
+    )
+    incoming = ""
+    if direction == "both":
+        # A bidirectional pair is stored both ways; its outgoing row already covers the hop.
+        incoming = f"""
+            UNION ALL
+            SELECT r.source_id, r.rel_type FROM relationships r
+            WHERE r.campaign_id = $1 AND r.target_id = w.id AND {visible("r", npc)} {type_filter}
+              AND NOT r.rel_type = ANY({params.add(BIDIRECTIONAL_TYPES)}::text[])"""
+    return f"""
+        walk (id, depth, path, via) AS (
+            SELECT a.id, 0, ARRAY[a.id], NULL::text
+            FROM entities a
+            WHERE a.campaign_id = $1 AND a.id = ANY({start}::text[]) AND {entity_visible("a", npc)}
+            UNION ALL
+            SELECT step.next_id, w.depth + 1, w.path || step.next_id, step.rel_type
+            FROM walk w
+            CROSS JOIN LATERAL (
+                SELECT r.target_id AS next_id, r.rel_type FROM relationships r
+                WHERE r.campaign_id = $1 AND r.source_id = w.id AND {visible("r", npc)} {type_filter}
+                {incoming}
+            ) step
+            JOIN entities n ON n.campaign_id = $1 AND n.id = step.next_id
+            WHERE w.depth < {max_depth} AND NOT step.next_id = ANY(w.path)
+              AND {entity_visible("n", npc)}
+        )"""
+
+
+class GraphQueries:
+    """Reads across the graph of one campaign, always within an NPC's scope (None: the DM)."""
+
+    def __init__(self, db: Database, campaign_id: str) -> None:
+        self._pool = db.pool
+        self.dimension = db.embedding_dim
+        self.campaign_id = campaign_id
+
+    async def neighbours(
+        self,
+        entity_id: str,
+        *,
+        depth: int = 1,
+        npc_id: str | None = None,
+        direction: Direction = "both",
+        rel_types: Sequence[str] | None = None,
+        limit: int = 100,
+    ) -> list[Neighbour]:
+        """Entities within `depth` hops, nearest first, each once with its shortest path."""
+        params = Params(self.campaign_id)
+        walk = walk_cte(
+            params,
+            anchors=[entity_id],
+            depth=depth,
+            npc_id=npc_id,
+            direction=direction,
+            rel_types=rel_types,
+        )
+        sql = f"""
+            WITH RECURSIVE {walk},
+            nearest AS (
+                SELECT DISTINCT ON (w.id) w.id, w.depth, w.path, w.via FROM walk w
+                WHERE w.depth > 0 ORDER BY w.id, w.depth, w.path
+            )
+            SELECT {ENTITY_COLUMNS}, n.depth, n.path, n.via
+            FROM nearest n JOIN entities e ON e.campaign_id = $1 AND e.id = n.id
+            ORDER BY n.depth, e.name, e.id
+            LIMIT {params.add(limit)}
+        """
+        with driver_errors(f"walk the graph from {entity_id!r}"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [
+            Neighbour(
+                entity=entity_from_row(row),
+                depth=row["depth"],
+                path=tuple(row["path"]),
+                via=row["via"],
+            )
+            for row in rows
+        ]
+
+    async def visible_subgraph(self, npc_id: str) -> Subgraph:
+        """Everything in the graph the NPC may know: entities, the relationships between them,
+        and the current facts about them."""
+        entities_sql = f"""
+            SELECT {ENTITY_COLUMNS} FROM entities e
+            WHERE e.campaign_id = $1 AND {entity_visible("e", "$2")} ORDER BY e.id
+        """
+        relationships_sql = f"""
+            SELECT {RELATIONSHIP_COLUMNS} FROM relationships r
+            JOIN entities s ON s.campaign_id = r.campaign_id AND s.id = r.source_id
+            JOIN entities t ON t.campaign_id = r.campaign_id AND t.id = r.target_id
+            WHERE r.campaign_id = $1 AND {visible("r", "$2")}
+              AND {entity_visible("s", "$2")} AND {entity_visible("t", "$2")}
+            ORDER BY r.id
+        """
+        facts_sql = f"""
+            SELECT {FACT_COLUMNS} FROM facts f
+            LEFT JOIN entities s ON s.campaign_id = f.campaign_id AND s.id = f.subject_id
+            WHERE f.campaign_id = $1 AND f.superseded_by IS NULL AND {visible("f", "$2")}
+              AND (f.subject_id IS NULL OR {entity_visible("s", "$2")})
+            ORDER BY f.id
+        """
+        with driver_errors(f"read what {npc_id!r} may know"):
+            async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
+                entities = await conn.fetch(entities_sql, self.campaign_id, npc_id)
+                relationships = await conn.fetch(relationships_sql, self.campaign_id, npc_id)
+                facts = await conn.fetch(facts_sql, self.campaign_id, npc_id)
+        return Subgraph(
+            entities=tuple(entity_from_row(row) for row in entities),
+            relationships=tuple(relationship_from_row(row) for row in relationships),
+            facts=tuple(fact_from_row(row) for row in facts),
+        )
+
+    async def identity_snapshot(
+        self, entity_id: str, *, npc_id: str | None = None, max_relationships: int = 100
+    ) -> IdentitySnapshot:
+        """An entity with its relationships and current facts, in one statement.
+
+        For an NPC's own prompt pass `npc_id=entity_id`: the snapshot then holds only what the
+        NPC itself may know.
+        """
+        params = Params(self.campaign_id, entity_id)
+        npc = params.add(npc_id)
+        other_id = "CASE WHEN r.source_id = e.id THEN r.target_id ELSE r.source_id END"
+        sql = f"""
+            SELECT {ENTITY_COLUMNS},
+                coalesce((
+                    SELECT jsonb_agg(related ORDER BY related ->> 'order')
+                    FROM (
+                        SELECT jsonb_build_object(
+                            'direction', CASE WHEN r.source_id = e.id
+                                         THEN 'outgoing' ELSE 'incoming' END,
+                            'relationship', {_json_object("r", RELATIONSHIP_COLUMNS)},
+                            'other', {_json_object("o", ENTITY_COLUMNS)},
+                            'order', r.rel_type || ' ' || o.name
+                        ) AS related
+                        FROM relationships r
+                        JOIN entities o ON o.campaign_id = r.campaign_id AND o.id = {other_id}
+                        WHERE r.campaign_id = $1
+                          AND (r.source_id = e.id OR (r.target_id = e.id
+                               AND NOT r.rel_type = ANY({params.add(BIDIRECTIONAL_TYPES)}::text[])))
+                          AND {visible("r", npc)} AND {entity_visible("o", npc)}
+                        ORDER BY r.rel_type, o.name
+                        LIMIT {params.add(max_relationships)}
+                    ) related_rows
+                ), '[]'::jsonb) AS related,
+                coalesce((
+                    SELECT jsonb_agg({_json_object("f", FACT_COLUMNS)} ORDER BY f.id)
+                    FROM facts f
+                    WHERE f.campaign_id = $1 AND f.subject_id = e.id
+                      AND f.superseded_by IS NULL AND {visible("f", npc)}
+                ), '[]'::jsonb) AS facts
+            FROM entities e
+            WHERE e.campaign_id = $1 AND e.id = $2 AND {entity_visible("e", npc)}
+        """
+        with driver_errors(f"read the identity of {entity_id!r}"):
+            row = await self._pool.fetchrow(sql, *params.values)
+        if row is None:
+            raise NotFoundError(f"No entity {entity_id!r} in campaign {self.campaign_id!r}.")
+        return IdentitySnapshot(
+            entity=entity_from_row(row),
+            relationships=tuple(
+                RelatedEntity(
+                    relationship=relationship_from_row(item["relationship"]),
+                    other=entity_from_row(item["other"]),
+                    direction=item["direction"],
+                )
+                for item in row["related"]
+            ),
+            facts=tuple(fact_from_row(item) for item in row["facts"]),
+        )
+
+    async def chunks_near_entities(
+        self,
+        anchor_ids: Sequence[str],
+        embedding: Sequence[float],
+        *,
+        depth: int = 1,
+        k: int = 10,
+        npc_id: str | None = None,
+    ) -> list[ChunkInContext]:
+        """GraphRAG over L2: chunks that mention an entity within `depth` hops of the anchors,
+        ranked by cosine distance to `embedding`."""
+        vector = checked_embedding(embedding, self.dimension)
+        params = Params(self.campaign_id)
+        walk = walk_cte(params, anchors=anchor_ids, depth=depth, npc_id=npc_id)
+        query_vector = params.add(vector)
+        sql = f"""
+            WITH RECURSIVE {walk},
+            scope AS (SELECT id, min(depth) AS depth FROM walk GROUP BY id)
+            SELECT {CHUNK_COLUMNS}, c.embedding <=> {query_vector} AS distance,
+                   linked.ids AS linked_entity_ids, linked.depth AS graph_distance
+            FROM chunks c
+            CROSS JOIN LATERAL (
+                SELECT array_agg(s.id ORDER BY s.depth, s.id) AS ids, min(s.depth) AS depth
+                FROM scope s WHERE s.id = ANY(c.entity_ids)
+            ) linked
+            WHERE c.campaign_id = $1
+              AND c.entity_ids && (SELECT coalesce(array_agg(id), '{{}}') FROM scope)
+            ORDER BY distance, c.id
+            LIMIT {params.add(k)}
+        """
+        with driver_errors("search chunks around the graph"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [
+            ChunkInContext(
+                match=ChunkMatch(chunk=chunk_from_row(row), distance=row["distance"]),
+                linked_entity_ids=tuple(row["linked_entity_ids"]),
+                graph_distance=row["graph_distance"],
+            )
+            for row in rows
+        ]
+
+    async def facts_near_entities(
+        self,
+        anchor_ids: Sequence[str],
+        query: str,
+        *,
+        depth: int = 1,
+        k: int = 10,
+        npc_id: str | None = None,
+    ) -> list[FactMatch]:
+        """GraphRAG over facts: current facts about entities within `depth` hops of the anchors
+        that match the query's words, ranked by text relevance discounted by graph distance."""
+        if not query.strip():
+            raise InvalidInputError("The search query is blank.", field="query")
+        params = Params(self.campaign_id)
+        walk = walk_cte(params, anchors=anchor_ids, depth=depth, npc_id=npc_id)
+        npc = params.add(npc_id)
+        tsquery = or_tsquery(params.add(query))
+        conditions = [
+            "f.campaign_id = $1",
+            "f.superseded_by IS NULL",
+            "f.tsv @@ q.query",
+            visible("f", npc),
+        ]
+        sql = f"""
+            WITH RECURSIVE {walk},
+            scope AS (SELECT id, min(depth) AS depth FROM walk GROUP BY id)
+            SELECT {FACT_COLUMNS}, s.depth AS graph_distance,
+                   ts_rank_cd(f.tsv, q.query) / (1 + s.depth) AS score
+            FROM facts f
+            JOIN scope s ON s.id = f.subject_id
+            CROSS JOIN (SELECT {tsquery} AS query) q
+            WHERE {where(conditions)}
+            ORDER BY score DESC, f.id
+            LIMIT {params.add(k)}
+        """
+        with driver_errors("search facts around the graph"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [
+            FactMatch(
+                fact=fact_from_row(row), score=row["score"], graph_distance=row["graph_distance"]
+            )
+            for row in rows
+        ]

@@ -1,0 +1,373 @@
+"""L3: entities, typed relationships and sourced facts of one campaign (writes and lookups).
+
+Traversal and combined graph + text/vector queries are in `graph_queries`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import asyncpg
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.models import (
+    Entity,
+    Fact,
+    NewEntity,
+    NewFact,
+    NewRelationship,
+    Relationship,
+    Visibility,
+    checked_embedding,
+)
+from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, visible, where
+from glyphoxa_mcp.storage.vocabulary import (
+    RELATIONSHIP_TYPES,
+    EntityType,
+    is_bidirectional,
+    slugify,
+)
+
+ENTITY_COLUMNS = "e.id, e.type, e.name, e.aliases, e.attributes, e.secret, e.known_by"
+RELATIONSHIP_COLUMNS = (
+    "r.id, r.source_id, r.target_id, r.rel_type, r.attributes, r.provenance, r.secret, r.known_by"
+)
+FACT_COLUMNS = (
+    "f.id, f.subject_id, f.text, f.session_id, f.story_day, f.story_label, f.occurred_at, "
+    "f.provenance, f.secret, f.known_by, f.superseded_by"
+)
+
+UPSERT_ENTITY = f"""
+INSERT INTO entities AS e (campaign_id, id, type, name, aliases, attributes, secret, known_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (campaign_id, id) DO UPDATE SET
+    type = EXCLUDED.type, name = EXCLUDED.name, aliases = EXCLUDED.aliases,
+    attributes = EXCLUDED.attributes, secret = EXCLUDED.secret, known_by = EXCLUDED.known_by,
+    updated_at = now()
+RETURNING {ENTITY_COLUMNS}
+"""
+SELECT_ENTITY = f"SELECT {ENTITY_COLUMNS} FROM entities e WHERE e.campaign_id = $1 AND e.id = $2"
+DELETE_ENTITY = "DELETE FROM entities WHERE campaign_id = $1 AND id = $2"
+# A deleted NPC's id must not linger in anyone's known_by, or a new entity reusing the id
+# would inherit its secrets.
+FORGET_KNOWER = [
+    f"UPDATE {table} SET known_by = array_remove(known_by, $2) "
+    "WHERE campaign_id = $1 AND $2 = ANY(known_by)"
+    for table in ("entities", "relationships", "facts")
+]
+
+UPSERT_RELATIONSHIP = f"""
+INSERT INTO relationships AS r
+    (campaign_id, source_id, target_id, rel_type, attributes, provenance, secret, known_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (campaign_id, source_id, target_id, rel_type) DO UPDATE SET
+    attributes = EXCLUDED.attributes, provenance = EXCLUDED.provenance,
+    secret = EXCLUDED.secret, known_by = EXCLUDED.known_by, updated_at = now()
+RETURNING {RELATIONSHIP_COLUMNS}
+"""
+SELECT_RELATIONSHIP = (
+    f"SELECT {RELATIONSHIP_COLUMNS} FROM relationships r WHERE r.campaign_id = $1 AND r.id = $2"
+)
+DELETE_RELATIONSHIP = """
+DELETE FROM relationships
+WHERE campaign_id = $1 AND rel_type = $4
+  AND ((source_id = $2 AND target_id = $3) OR ($5 AND source_id = $3 AND target_id = $2))
+"""
+
+UPSERT_FACT = f"""
+INSERT INTO facts AS f
+    (campaign_id, subject_id, text, session_id, story_day, story_label, occurred_at,
+     provenance, embedding, secret, known_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT (campaign_id, coalesce(subject_id, ''), md5(text)) WHERE superseded_by IS NULL
+DO UPDATE SET
+    session_id = coalesce(EXCLUDED.session_id, f.session_id),
+    story_day = coalesce(EXCLUDED.story_day, f.story_day),
+    story_label = coalesce(EXCLUDED.story_label, f.story_label),
+    occurred_at = coalesce(EXCLUDED.occurred_at, f.occurred_at),
+    provenance = EXCLUDED.provenance,
+    embedding = coalesce(EXCLUDED.embedding, f.embedding),
+    secret = EXCLUDED.secret, known_by = EXCLUDED.known_by, updated_at = now()
+RETURNING {FACT_COLUMNS}
+"""
+SELECT_FACT = f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.campaign_id = $1 AND f.id = $2"
+DELETE_FACT = "DELETE FROM facts WHERE campaign_id = $1 AND id = $2"
+
+
+def entity_from_row(row: asyncpg.Record | dict[str, Any]) -> Entity:
+    return Entity(
+        id=row["id"],
+        type=row["type"],
+        name=row["name"],
+        aliases=tuple(row["aliases"]),
+        attributes=row["attributes"],
+        visibility=Visibility(secret=row["secret"], known_by=tuple(row["known_by"])),
+    )
+
+
+def relationship_from_row(row: asyncpg.Record | dict[str, Any]) -> Relationship:
+    return Relationship(
+        id=row["id"],
+        source_id=row["source_id"],
+        target_id=row["target_id"],
+        rel_type=row["rel_type"],
+        attributes=row["attributes"],
+        provenance=row["provenance"],
+        visibility=Visibility(secret=row["secret"], known_by=tuple(row["known_by"])),
+    )
+
+
+def fact_from_row(row: asyncpg.Record | dict[str, Any]) -> Fact:
+    story_day = row["story_day"]
+    return Fact(
+        id=row["id"],
+        subject_id=row["subject_id"],
+        text=row["text"],
+        session_id=row["session_id"],
+        story_day=float(story_day) if story_day is not None else None,
+        story_label=row["story_label"],
+        occurred_at=row["occurred_at"],
+        provenance=row["provenance"],
+        visibility=Visibility(secret=row["secret"], known_by=tuple(row["known_by"])),
+        superseded_by=row["superseded_by"],
+    )
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class KnowledgeGraph:
+    """Entities, relationships and facts of one campaign."""
+
+    def __init__(self, db: Database, campaign_id: str) -> None:
+        self._pool = db.pool
+        self.dimension = db.embedding_dim
+        self.campaign_id = campaign_id
+
+    # --- entities ------------------------------------------------------------------------------
+
+    async def upsert_entity(self, entity: NewEntity) -> Entity:
+        """Create the entity, or replace the stored one with the same id."""
+        entity_id = entity.id or slugify(entity.name)
+        with driver_errors(f"store entity {entity.name!r}"):
+            row = await self._pool.fetchrow(
+                UPSERT_ENTITY,
+                self.campaign_id,
+                entity_id,
+                entity.type.value,
+                entity.name,
+                list(entity.aliases),
+                entity.attributes,
+                entity.visibility.secret,
+                list(entity.visibility.known_by),
+            )
+        return entity_from_row(row)
+
+    async def get_entity(self, entity_id: str) -> Entity:
+        with driver_errors(f"read entity {entity_id!r}"):
+            row = await self._pool.fetchrow(SELECT_ENTITY, self.campaign_id, entity_id)
+        if row is None:
+            raise NotFoundError(
+                f"No entity {entity_id!r} in campaign {self.campaign_id!r}. "
+                "Search by name to find its id."
+            )
+        return entity_from_row(row)
+
+    async def find_entities(
+        self,
+        *,
+        name: str | None = None,
+        type: EntityType | None = None,
+        npc_id: str | None = None,
+        limit: int = 50,
+    ) -> list[Entity]:
+        """Entities by name or alias (case-insensitive; exact matches before partial ones)
+        and/or type, within the NPC's scope (`npc_id=None` is the DM's)."""
+        if name is not None and not name.strip():
+            raise InvalidInputError("The name to find is blank.", field="name")
+        if limit < 1:
+            raise InvalidInputError(f"limit must be at least 1; got {limit}.", field="limit")
+        params = Params(self.campaign_id)
+        npc = params.add(npc_id)
+        conditions = ["e.campaign_id = $1", entity_visible("e", npc)]
+        order = "e.name, e.id"
+        if type is not None:
+            conditions.append(f"e.type = {params.add(EntityType(type).value)}")
+        if name is not None:
+            wanted = params.add(name.strip().lower())
+            pattern = params.add(f"%{_escape_like(name.strip().lower())}%")
+            exact = (
+                f"(lower(e.name) = {wanted} OR EXISTS "
+                f"(SELECT 1 FROM unnest(e.aliases) a WHERE lower(a) = {wanted}))"
+            )
+            conditions.append(
+                f"({exact} OR lower(e.name) LIKE {pattern} OR EXISTS "
+                f"(SELECT 1 FROM unnest(e.aliases) a WHERE lower(a) LIKE {pattern}))"
+            )
+            order = f"{exact} DESC, length(e.name), {order}"
+        sql = f"""
+            SELECT {ENTITY_COLUMNS} FROM entities e WHERE {where(conditions)}
+            ORDER BY {order} LIMIT {params.add(limit)}
+        """
+        with driver_errors("find entities"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [entity_from_row(row) for row in rows]
+
+    async def delete_entity(self, entity_id: str) -> bool:
+        """Delete an entity with its relationships and facts; False when there was none."""
+        with driver_errors(f"delete entity {entity_id!r}"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                status = await conn.execute(DELETE_ENTITY, self.campaign_id, entity_id)
+                for statement in FORGET_KNOWER:
+                    await conn.execute(statement, self.campaign_id, entity_id)
+        return status.endswith(" 1")
+
+    # --- relationships -------------------------------------------------------------------------
+
+    async def upsert_relationship(self, relationship: NewRelationship) -> Relationship:
+        """Create or update a relationship; a bidirectional type is stored in both directions.
+
+        Returns the relationship in the direction given.
+        """
+        if relationship.source_id == relationship.target_id:
+            raise InvalidInputError(
+                f"An entity cannot have a relationship with itself ({relationship.source_id!r}).",
+                field="target_id",
+            )
+        directions = [(relationship.source_id, relationship.target_id)]
+        if is_bidirectional(relationship.rel_type):
+            directions.append((relationship.target_id, relationship.source_id))
+        action = (
+            f"relate {relationship.source_id!r} {relationship.rel_type} {relationship.target_id!r}"
+        )
+        with driver_errors(action):
+            async with self._pool.acquire() as conn, conn.transaction():
+                rows = [
+                    await conn.fetchrow(
+                        UPSERT_RELATIONSHIP,
+                        self.campaign_id,
+                        source,
+                        target,
+                        relationship.rel_type,
+                        relationship.attributes,
+                        relationship.provenance.model_dump(mode="json"),
+                        relationship.visibility.secret,
+                        list(relationship.visibility.known_by),
+                    )
+                    for source, target in directions
+                ]
+        return relationship_from_row(rows[0])
+
+    async def get_relationship(self, relationship_id: int) -> Relationship:
+        with driver_errors(f"read relationship {relationship_id}"):
+            row = await self._pool.fetchrow(SELECT_RELATIONSHIP, self.campaign_id, relationship_id)
+        if row is None:
+            raise NotFoundError(
+                f"No relationship {relationship_id} in campaign {self.campaign_id!r}."
+            )
+        return relationship_from_row(row)
+
+    async def relationships_of(
+        self,
+        entity_id: str,
+        *,
+        direction: Literal["outgoing", "incoming", "both"] = "both",
+        rel_type: str | None = None,
+        npc_id: str | None = None,
+    ) -> list[Relationship]:
+        """Relationships touching an entity that the NPC may know, both of whose ends it may
+        know too. A bidirectional pair is reported once, in its outgoing direction."""
+        params = Params(self.campaign_id, entity_id)
+        npc = params.add(npc_id)
+        touching = {
+            "outgoing": "r.source_id = $2",
+            "incoming": "r.target_id = $2",
+            "both": f"(r.source_id = $2 OR (r.target_id = $2 AND NOT r.rel_type = ANY("
+            f"{params.add([t for t, both in RELATIONSHIP_TYPES.items() if both])}::text[])))",
+        }[direction]
+        conditions = [
+            "r.campaign_id = $1",
+            touching,
+            visible("r", npc),
+            entity_visible("s", npc),
+            entity_visible("t", npc),
+        ]
+        if rel_type is not None:
+            conditions.append(f"r.rel_type = {params.add(rel_type)}")
+        sql = f"""
+            SELECT {RELATIONSHIP_COLUMNS} FROM relationships r
+            JOIN entities s ON s.campaign_id = r.campaign_id AND s.id = r.source_id
+            JOIN entities t ON t.campaign_id = r.campaign_id AND t.id = r.target_id
+            WHERE {where(conditions)}
+            ORDER BY r.rel_type, r.source_id, r.target_id
+        """
+        with driver_errors(f"read the relationships of {entity_id!r}"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [relationship_from_row(row) for row in rows]
+
+    async def delete_relationship(self, source_id: str, rel_type: str, target_id: str) -> bool:
+        """Delete a relationship (both directions of a bidirectional one)."""
+        with driver_errors(f"delete relationship {source_id!r} {rel_type} {target_id!r}"):
+            status = await self._pool.execute(
+                DELETE_RELATIONSHIP,
+                self.campaign_id,
+                source_id,
+                target_id,
+                rel_type,
+                is_bidirectional(rel_type),
+            )
+        return not status.endswith(" 0")
+
+    # --- facts ---------------------------------------------------------------------------------
+
+    async def upsert_fact(self, fact: NewFact) -> Fact:
+        """Store a fact; the same text about the same subject updates the stored fact."""
+        embedding = (
+            checked_embedding(fact.embedding, self.dimension)
+            if fact.embedding is not None
+            else None
+        )
+        with driver_errors("store a fact"):
+            row = await self._pool.fetchrow(
+                UPSERT_FACT,
+                self.campaign_id,
+                fact.subject_id,
+                fact.text,
+                fact.session_id,
+                fact.story_day,
+                fact.story_label,
+                fact.occurred_at,
+                fact.provenance.model_dump(mode="json"),
+                embedding,
+                fact.visibility.secret,
+                list(fact.visibility.known_by),
+            )
+        return fact_from_row(row)
+
+    async def get_fact(self, fact_id: int) -> Fact:
+        with driver_errors(f"read fact {fact_id}"):
+            row = await self._pool.fetchrow(SELECT_FACT, self.campaign_id, fact_id)
+        if row is None:
+            raise NotFoundError(f"No fact {fact_id} in campaign {self.campaign_id!r}.")
+        return fact_from_row(row)
+
+    async def facts_about(
+        self, subject_id: str, *, npc_id: str | None = None, include_history: bool = False
+    ) -> list[Fact]:
+        """Current facts about an entity within the NPC's scope, oldest first."""
+        params = Params(self.campaign_id, subject_id)
+        conditions = ["f.campaign_id = $1", "f.subject_id = $2", visible("f", params.add(npc_id))]
+        if not include_history:
+            conditions.append("f.superseded_by IS NULL")
+        sql = f"SELECT {FACT_COLUMNS} FROM facts f WHERE {where(conditions)} ORDER BY f.id"
+        with driver_errors(f"read the facts about {subject_id!r}"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [fact_from_row(row) for row in rows]
+
+    async def delete_fact(self, fact_id: int) -> bool:
+        with driver_errors(f"delete fact {fact_id}"):
+            status = await self._pool.execute(DELETE_FACT, self.campaign_id, fact_id)
+        return status.endswith(" 1")

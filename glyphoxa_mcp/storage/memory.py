@@ -1,0 +1,22 @@
+"""One campaign's memory: its sessions and the three layers, sharing one pool."""
+
+from __future__ import annotations
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.storage.campaigns import Sessions
+from glyphoxa_mcp.storage.graph_queries import GraphQueries
+from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
+from glyphoxa_mcp.storage.semantic_index import SemanticIndex
+from glyphoxa_mcp.storage.session_log import SessionLog
+
+
+class CampaignMemory:
+    """Every store scoped to one campaign, so no call can reach another campaign's rows."""
+
+    def __init__(self, db: Database, campaign_id: str) -> None:
+        self.campaign_id = campaign_id
+        self.sessions = Sessions(db, campaign_id)
+        self.log = SessionLog(db, campaign_id)
+        self.index = SemanticIndex(db, campaign_id)
+        self.graph = KnowledgeGraph(db, campaign_id)
+        self.queries = GraphQueries(db, campaign_id)

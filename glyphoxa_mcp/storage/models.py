@@ -1,0 +1,373 @@
+"""Typed values crossing the storage boundary: what callers write and what stores return."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
+
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.storage.vocabulary import (
+    KEY_PATTERN,
+    RELATIONSHIP_TYPE_PATTERN,
+    EntityType,
+    normalise_relationship_type,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_NAME_CHARS = 200
+MAX_UTTERANCE_CHARS = 20_000
+MAX_CHUNK_CHARS = 50_000
+MAX_FACT_CHARS = 5_000
+MAX_ATTRIBUTES_CHARS = 64_000
+
+
+def _no_control_characters(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+def _aware(value: datetime) -> datetime:
+    """Naive times are taken as UTC so that comparisons never mix kinds."""
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _small_json(value: dict[str, Any]) -> dict[str, Any]:
+    if len(json.dumps(value, default=str)) > MAX_ATTRIBUTES_CHARS:
+        raise ValueError(f"must serialise to at most {MAX_ATTRIBUTES_CHARS} characters of JSON")
+    return value
+
+
+Key = Annotated[str, StringConstraints(pattern=KEY_PATTERN)]
+Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME_CHARS),
+    AfterValidator(_no_control_characters),
+]
+Utterance = Annotated[
+    str,
+    StringConstraints(max_length=MAX_UTTERANCE_CHARS),
+    AfterValidator(_no_control_characters),
+]
+AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
+Attributes = Annotated[dict[str, Any], AfterValidator(_small_json)]
+Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
+RelationshipType = Annotated[
+    str,
+    AfterValidator(normalise_relationship_type),
+    StringConstraints(pattern=RELATIONSHIP_TYPE_PATTERN),
+]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- campaigns and sessions -------------------------------------------------------------------
+
+
+class Campaign(Frozen):
+    id: Key
+    name: Name
+    created_at: datetime | None = None
+
+
+class NewSession(Frozen):
+    id: Key
+    title: Name | None = None
+    started_at: AwareDatetime | None = None
+    ended_at: AwareDatetime | None = None
+
+
+class Session(Frozen):
+    campaign_id: str
+    id: str
+    title: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    summary: str | None
+    summary_source: Literal["llm", "extractive", "dm"] | None
+
+
+# --- L1: session log ---------------------------------------------------------------------------
+
+
+class NewEntry(Frozen):
+    speaker_id: Annotated[Name, StringConstraints(max_length=128)]
+    speaker_name: Name
+    text: Annotated[Utterance, AfterValidator(_not_blank)]
+    raw_text: Utterance | None = Field(
+        default=None, description="What speech-to-text heard; defaults to `text`."
+    )
+    npc_id: Key | None = None
+    spoken_at: AwareDatetime
+    duration_ms: Annotated[int, Field(ge=0, le=86_400_000)] | None = None
+    source_key: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
+        default=None,
+        description="Identifies the utterance across re-ingestion; derived from its content "
+        "when absent.",
+    )
+
+
+class Entry(Frozen):
+    id: int
+    session_id: str
+    speaker_id: str
+    speaker_name: str
+    text: str
+    raw_text: str
+    npc_id: str | None
+    spoken_at: datetime
+    duration_ms: int | None
+
+
+class EntryMatch(Frozen):
+    entry: Entry
+    rank: float
+
+
+class SearchFilters(Frozen):
+    """Filters shared by the session log and the semantic index, applied in SQL."""
+
+    session_id: Key | None = None
+    speaker_id: str | None = None
+    npc_id: Key | None = None
+    after: AwareDatetime | None = None
+    before: AwareDatetime | None = None
+
+
+# --- L2: semantic index -----------------------------------------------------------------------
+
+
+def _finite(vector: list[float]) -> list[float]:
+    if not vector:
+        raise ValueError("must not be empty")
+    if not all(math.isfinite(x) for x in vector):
+        raise ValueError("must contain only finite numbers")
+    if not any(vector):
+        raise ValueError("must not be all zeros (it has no direction to compare)")
+    return vector
+
+
+Embedding = Annotated[list[float], AfterValidator(_finite)]
+
+
+def checked_embedding(
+    values: Sequence[float], dimension: int, field: str = "embedding"
+) -> list[float]:
+    """A usable vector of the database's dimension, or an error that says what is wrong."""
+    try:
+        vector = _finite([float(x) for x in values])
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"The {field} {exc}.", field=field) from exc
+    if len(vector) != dimension:
+        raise InvalidInputError(
+            f"The {field} has {len(vector)} dimensions; this database stores {dimension}. "
+            "Use the embedding model the database was created with.",
+            field=field,
+        )
+    return vector
+
+
+class NewChunk(Frozen):
+    session_id: Key | None = None
+    content: Annotated[
+        str,
+        StringConstraints(max_length=MAX_CHUNK_CHARS),
+        AfterValidator(_not_blank),
+        AfterValidator(_no_control_characters),
+    ]
+    embedding: Embedding
+    speaker_ids: tuple[str, ...] = ()
+    npc_ids: tuple[Key, ...] = ()
+    entity_ids: tuple[Key, ...] = ()
+    topics: tuple[str, ...] = ()
+    started_at: AwareDatetime | None = None
+    ended_at: AwareDatetime | None = None
+    entry_ids: tuple[int, ...] = ()
+
+
+class Chunk(Frozen):
+    id: int
+    session_id: str | None
+    content: str
+    speaker_ids: tuple[str, ...]
+    npc_ids: tuple[str, ...]
+    entity_ids: tuple[str, ...]
+    topics: tuple[str, ...]
+    started_at: datetime | None
+    ended_at: datetime | None
+    entry_ids: tuple[int, ...]
+
+
+class ChunkMatch(Frozen):
+    chunk: Chunk
+    distance: float = Field(description="Cosine distance: 0 is identical, 2 is opposite.")
+
+
+# --- L3: knowledge graph ----------------------------------------------------------------------
+
+
+class Visibility(Frozen):
+    """Who may know something: everyone, only `known_by`, or (secret with nobody) only the DM."""
+
+    secret: bool = False
+    known_by: tuple[Key, ...] = ()
+
+
+class Provenance(Frozen):
+    session_id: str | None = None
+    timestamp: AwareDatetime = Field(default_factory=lambda: datetime.now(UTC))
+    confidence: Confidence = 1.0
+    source: Literal["stated", "inferred", "dm", "import"] = "dm"
+    dm_confirmed: bool = False
+
+
+class NewEntity(Frozen):
+    id: Key | None = Field(default=None, description="Derived from the name when absent.")
+    type: EntityType
+    name: Name
+    aliases: tuple[Name, ...] = ()
+    attributes: Attributes = Field(default_factory=dict)
+    visibility: Visibility = Visibility()
+
+
+class Entity(Frozen):
+    id: str
+    type: EntityType
+    name: str
+    aliases: tuple[str, ...]
+    attributes: dict[str, Any]
+    visibility: Visibility
+
+
+class NewRelationship(Frozen):
+    source_id: Key
+    target_id: Key
+    rel_type: RelationshipType
+    attributes: Attributes = Field(default_factory=dict)
+    provenance: Provenance = Provenance()
+    visibility: Visibility = Visibility()
+
+
+class Relationship(Frozen):
+    id: int
+    source_id: str
+    target_id: str
+    rel_type: str
+    attributes: dict[str, Any]
+    provenance: Provenance
+    visibility: Visibility
+
+
+class NewFact(Frozen):
+    subject_id: Key | None = None
+    text: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, max_length=MAX_FACT_CHARS),
+        AfterValidator(_not_blank),
+        AfterValidator(_no_control_characters),
+    ]
+    session_id: Key | None = None
+    story_day: float | None = Field(
+        default=None, description="Day on the campaign's own calendar (day 1 = campaign start)."
+    )
+    story_label: Name | None = None
+    occurred_at: AwareDatetime | None = None
+    provenance: Provenance = Provenance()
+    embedding: Embedding | None = None
+    visibility: Visibility = Visibility()
+
+
+class Fact(Frozen):
+    id: int
+    subject_id: str | None
+    text: str
+    session_id: str | None
+    story_day: float | None
+    story_label: str | None
+    occurred_at: datetime | None
+    provenance: Provenance
+    visibility: Visibility
+    superseded_by: int | None
+
+
+class Neighbour(Frozen):
+    """An entity reached by traversal, with the shortest path (entity ids) that reached it."""
+
+    entity: Entity
+    depth: int
+    path: tuple[str, ...]
+    via: str = Field(description="The relationship type of the path's last hop.")
+
+
+class Subgraph(Frozen):
+    entities: tuple[Entity, ...]
+    relationships: tuple[Relationship, ...]
+    facts: tuple[Fact, ...]
+
+
+class RelatedEntity(Frozen):
+    relationship: Relationship
+    other: Entity
+    direction: Literal["outgoing", "incoming"]
+
+
+class IdentitySnapshot(Frozen):
+    entity: Entity
+    relationships: tuple[RelatedEntity, ...]
+    facts: tuple[Fact, ...]
+
+
+class ChunkInContext(Frozen):
+    """A chunk found through the graph: the entities that tie it to the anchor."""
+
+    match: ChunkMatch
+    linked_entity_ids: tuple[str, ...]
+    graph_distance: int
+
+
+class FactMatch(Frozen):
+    fact: Fact
+    score: float
+    graph_distance: int | None = None
+
+
+def build(model: type[M], /, **data: Any) -> M:
+    """Construct `model`, turning validation failures into an error that names the field."""
+    try:
+        return model(**data)
+    except ValidationError as exc:
+        raise InvalidInputError(describe_validation_error(exc), field=_first_field(exc)) from exc
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"]) or "value"
+        problems.append(f"{field}: {error['msg']}")
+    return "Invalid input: " + "; ".join(problems)
+
+
+def _first_field(exc: ValidationError) -> str | None:
+    errors = exc.errors()
+    return ".".join(str(part) for part in errors[0]["loc"]) if errors else None

@@ -1,0 +1,127 @@
+"""L2: transcript chunks with embeddings, searched by cosine distance."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import asyncpg
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.storage.models import (
+    Chunk,
+    ChunkMatch,
+    NewChunk,
+    SearchFilters,
+    checked_embedding,
+)
+from glyphoxa_mcp.storage.sql_parts import Params, chunk_conditions, where
+
+CHUNK_COLUMNS = (
+    "c.id, c.session_id, c.content, c.speaker_ids, c.npc_ids, c.entity_ids, c.topics, "
+    "c.started_at, c.ended_at, c.entry_ids"
+)
+# Re-inserting the same content returns the stored row; its tags are kept as they were.
+UPSERT_CHUNK = """
+INSERT INTO chunks
+    (campaign_id, session_id, content, content_hash, embedding, speaker_ids, npc_ids,
+     entity_ids, topics, started_at, ended_at, entry_ids)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+ON CONFLICT (campaign_id, content_hash) DO UPDATE SET content_hash = EXCLUDED.content_hash
+RETURNING id
+"""
+SELECT_BY_IDS = f"""
+SELECT {CHUNK_COLUMNS} FROM chunks c
+WHERE c.campaign_id = $1 AND c.id = ANY($2::bigint[])
+ORDER BY c.started_at, c.id
+"""
+# HNSW keeps ef_search candidates before filtering, so ask for a few more than needed.
+MIN_EF_SEARCH = 40
+MAX_EF_SEARCH = 1000
+
+
+def content_hash(content: str) -> bytes:
+    """Content that differs only in spacing is the same content."""
+    return hashlib.sha256(" ".join(content.split()).encode()).digest()
+
+
+def chunk_from_row(row: asyncpg.Record) -> Chunk:
+    return Chunk(**{key: row[key] for key in Chunk.model_fields})
+
+
+class SemanticIndex:
+    """The embedded chunks of one campaign."""
+
+    def __init__(self, db: Database, campaign_id: str) -> None:
+        self._pool = db.pool
+        self.dimension = db.embedding_dim
+        self.campaign_id = campaign_id
+
+    async def upsert(self, chunks: Sequence[NewChunk]) -> list[int]:
+        """Store chunks; returns one id per chunk, the stored one for content seen before."""
+        for chunk in chunks:
+            checked_embedding(chunk.embedding, self.dimension)
+        ids = []
+        with driver_errors(f"store {len(chunks)} chunks"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                statement = await conn.prepare(UPSERT_CHUNK)
+                for chunk in chunks:
+                    ids.append(
+                        await statement.fetchval(
+                            self.campaign_id,
+                            chunk.session_id,
+                            chunk.content,
+                            content_hash(chunk.content),
+                            chunk.embedding,
+                            list(chunk.speaker_ids),
+                            list(chunk.npc_ids),
+                            list(chunk.entity_ids),
+                            list(chunk.topics),
+                            chunk.started_at,
+                            chunk.ended_at,
+                            list(chunk.entry_ids),
+                        )
+                    )
+        return ids
+
+    async def get_many(self, chunk_ids: Sequence[int]) -> list[Chunk]:
+        with driver_errors("read chunks"):
+            rows = await self._pool.fetch(SELECT_BY_IDS, self.campaign_id, list(chunk_ids))
+        return [chunk_from_row(row) for row in rows]
+
+    async def nearest(
+        self, embedding: Sequence[float], filters: SearchFilters = SearchFilters(), k: int = 10
+    ) -> list[ChunkMatch]:
+        """The `k` chunks closest to `embedding` by cosine distance, nearest first.
+
+        Uses the HNSW index; when filters leave fewer than `k` of its candidates, the exact
+        answer is computed over the filtered rows instead, so a filter never hides a match.
+        """
+        vector = checked_embedding(embedding, self.dimension)
+        if k < 1:
+            raise InvalidInputError(f"k must be at least 1; got {k}.", field="k")
+        params = Params(self.campaign_id, vector)
+        conditions = ["c.campaign_id = $1", *chunk_conditions(filters, params, "c")]
+        limit = params.add(k)
+        approximate = f"""
+            SELECT {CHUNK_COLUMNS}, c.embedding <=> $2 AS distance FROM chunks c
+            WHERE {where(conditions)}
+            ORDER BY c.embedding <=> $2 LIMIT {limit}
+        """
+        exact = f"""
+            WITH candidates AS MATERIALIZED (
+                SELECT {CHUNK_COLUMNS}, c.embedding <=> $2 AS distance FROM chunks c
+                WHERE {where(conditions)}
+            )
+            SELECT * FROM candidates ORDER BY distance, id LIMIT {limit}
+        """
+        ef_search = min(max(MIN_EF_SEARCH, 2 * k), MAX_EF_SEARCH)
+        with driver_errors("search the semantic index"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+                rows = await conn.fetch(approximate, *params.values)
+                if len(rows) < k:
+                    rows = await conn.fetch(exact, *params.values)
+        return [ChunkMatch(chunk=chunk_from_row(row), distance=row["distance"]) for row in rows]

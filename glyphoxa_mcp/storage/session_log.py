@@ -1,0 +1,183 @@
+"""L1: the verbatim session log, with full-text search."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import asyncpg
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.storage.models import Entry, EntryMatch, NewEntry, SearchFilters
+from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions, or_tsquery, where
+
+ENTRY_COLUMNS = (
+    "e.id, e.session_id, e.speaker_id, e.speaker_name, e.text, e.raw_text, e.npc_id, "
+    "e.spoken_at, e.duration_ms"
+)
+COPY_COLUMNS = (
+    "source_key",
+    "speaker_id",
+    "speaker_name",
+    "text",
+    "raw_text",
+    "npc_id",
+    "spoken_at",
+    "duration_ms",
+    "ordinal",
+)
+CREATE_INCOMING = """
+CREATE TEMP TABLE incoming_entries (
+    source_key text, speaker_id text, speaker_name text, text text, raw_text text,
+    npc_id text, spoken_at timestamptz, duration_ms integer, ordinal integer
+) ON COMMIT DROP
+"""
+INSERT_INCOMING = """
+INSERT INTO session_entries
+    (campaign_id, session_id, source_key, speaker_id, speaker_name, text, raw_text,
+     npc_id, spoken_at, duration_ms)
+SELECT $1, $2, source_key, speaker_id, speaker_name, text, raw_text, npc_id, spoken_at, duration_ms
+FROM incoming_entries ORDER BY ordinal
+ON CONFLICT (campaign_id, session_id, source_key) DO NOTHING
+RETURNING id
+"""
+SELECT_BY_KEY = f"""
+SELECT {ENTRY_COLUMNS} FROM session_entries e
+WHERE e.campaign_id = $1 AND e.session_id = $2 AND e.source_key = $3
+"""
+SELECT_RECENT = f"""
+WITH window_end AS (
+    SELECT coalesce($3::timestamptz, max(spoken_at)) AS t
+    FROM session_entries WHERE campaign_id = $1 AND session_id = $2
+)
+SELECT * FROM (
+    SELECT {ENTRY_COLUMNS} FROM session_entries e, window_end w
+    WHERE e.campaign_id = $1 AND e.session_id = $2
+      AND e.spoken_at > w.t - $4::interval AND e.spoken_at <= w.t
+    ORDER BY e.spoken_at DESC, e.id DESC
+    LIMIT $5
+) latest
+ORDER BY spoken_at, id
+"""
+SELECT_BY_IDS = f"""
+SELECT {ENTRY_COLUMNS} FROM session_entries e
+WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
+ORDER BY e.spoken_at, e.id
+"""
+SELECT_SESSION_ENTRIES = f"""
+SELECT {ENTRY_COLUMNS} FROM session_entries e
+WHERE e.campaign_id = $1 AND e.session_id = $2
+ORDER BY e.spoken_at, e.id
+"""
+
+
+def source_key_of(entry: NewEntry) -> str:
+    """The same utterance (time, speaker, words heard) always gets the same key."""
+    raw = entry.raw_text if entry.raw_text is not None else entry.text
+    material = f"{entry.spoken_at.isoformat()}\x1f{entry.speaker_id}\x1f{raw}"
+    return hashlib.sha256(material.encode()).hexdigest()[:32]
+
+
+def _entry(row: asyncpg.Record) -> Entry:
+    return Entry(**{key: row[key] for key in Entry.model_fields})
+
+
+def _record(entry: NewEntry, ordinal: int) -> tuple[object, ...]:
+    return (
+        entry.source_key or source_key_of(entry),
+        entry.speaker_id,
+        entry.speaker_name,
+        entry.text,
+        entry.raw_text if entry.raw_text is not None else entry.text,
+        entry.npc_id,
+        entry.spoken_at,
+        entry.duration_ms,
+        ordinal,
+    )
+
+
+class SessionLog:
+    """The transcript of one campaign's sessions."""
+
+    def __init__(self, db: Database, campaign_id: str) -> None:
+        self._pool = db.pool
+        self.campaign_id = campaign_id
+
+    async def append(self, session_id: str, entry: NewEntry) -> Entry:
+        """Store one utterance; appending the same utterance again returns the stored one."""
+        await self.append_many(session_id, [entry])
+        key = entry.source_key or source_key_of(entry)
+        with driver_errors("read back an entry"):
+            row = await self._pool.fetchrow(SELECT_BY_KEY, self.campaign_id, session_id, key)
+        return _entry(row)
+
+    async def append_many(self, session_id: str, entries: Sequence[NewEntry]) -> list[int]:
+        """Store many utterances in one COPY; returns the ids of those not stored before."""
+        if not entries:
+            return []
+        records = [_record(entry, ordinal) for ordinal, entry in enumerate(entries)]
+        with driver_errors(f"store {len(records)} entries in session {session_id!r}"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                await conn.execute(CREATE_INCOMING)
+                await conn.copy_records_to_table(
+                    "incoming_entries", records=records, columns=COPY_COLUMNS
+                )
+                rows = await conn.fetch(INSERT_INCOMING, self.campaign_id, session_id)
+        return [row["id"] for row in rows]
+
+    async def recent(
+        self,
+        session_id: str,
+        *,
+        window: timedelta = timedelta(minutes=5),
+        until: datetime | None = None,
+        limit: int = 500,
+    ) -> list[Entry]:
+        """The session's last `window` of talk (ending at `until`, or its latest entry), oldest
+        first, at most `limit` entries."""
+        if window <= timedelta(0):
+            raise InvalidInputError("The window must be longer than zero.", field="window")
+        with driver_errors(f"read the recent transcript of session {session_id!r}"):
+            rows = await self._pool.fetch(
+                SELECT_RECENT, self.campaign_id, session_id, until, window, limit
+            )
+        return [_entry(row) for row in rows]
+
+    async def entries(self, session_id: str) -> list[Entry]:
+        with driver_errors(f"read session {session_id!r}"):
+            rows = await self._pool.fetch(SELECT_SESSION_ENTRIES, self.campaign_id, session_id)
+        return [_entry(row) for row in rows]
+
+    async def get_many(self, entry_ids: Sequence[int]) -> list[Entry]:
+        with driver_errors("read entries"):
+            rows = await self._pool.fetch(SELECT_BY_IDS, self.campaign_id, list(entry_ids))
+        return [_entry(row) for row in rows]
+
+    async def search(
+        self, query: str, filters: SearchFilters = SearchFilters(), limit: int = 10
+    ) -> list[EntryMatch]:
+        """Entries matching any of the query's words, most relevant first."""
+        if not query.strip():
+            raise InvalidInputError("The search query is blank.", field="query")
+        if "\x00" in query:
+            raise InvalidInputError("The search query contains a NUL character.", field="query")
+        params = Params(self.campaign_id)
+        tsquery = or_tsquery(params.add(query))
+        conditions = [
+            "e.campaign_id = $1",
+            "e.tsv @@ q.query",
+            *entry_conditions(filters, params, "e"),
+        ]
+        sql = f"""
+            SELECT {ENTRY_COLUMNS}, ts_rank_cd(e.tsv, q.query) AS rank
+            FROM session_entries e, (SELECT {tsquery} AS query) q
+            WHERE {where(conditions)}
+            ORDER BY rank DESC, e.spoken_at DESC, e.id
+            LIMIT {params.add(limit)}
+        """
+        with driver_errors("search the session log"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [EntryMatch(entry=_entry(row), rank=row["rank"]) for row in rows]

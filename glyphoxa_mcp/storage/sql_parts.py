@@ -1,0 +1,73 @@
+"""Pieces of SQL shared by the stores: numbered parameters, filters, visibility (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glyphoxa_mcp.storage.models import SearchFilters
+
+
+class Params:
+    """Collects query arguments and hands out their `$n` placeholders."""
+
+    def __init__(self, *initial: Any) -> None:
+        self.values: list[Any] = list(initial)
+
+    def add(self, value: Any) -> str:
+        self.values.append(value)
+        return f"${len(self.values)}"
+
+
+def or_tsquery(placeholder: str) -> str:
+    """A tsquery that matches any of the query's words; ranking rewards matching more of them.
+
+    Questions rarely share every word with the answer, so AND semantics would find nothing.
+    """
+    return f"replace(plainto_tsquery('english', {placeholder})::text, ' & ', ' | ')::tsquery"
+
+
+def entry_conditions(filters: SearchFilters, params: Params, alias: str) -> list[str]:
+    """WHERE conditions of `filters` for L1 session entries."""
+    conditions = []
+    if filters.session_id is not None:
+        conditions.append(f"{alias}.session_id = {params.add(filters.session_id)}")
+    if filters.speaker_id is not None:
+        conditions.append(f"{alias}.speaker_id = {params.add(filters.speaker_id)}")
+    if filters.npc_id is not None:
+        conditions.append(f"{alias}.npc_id = {params.add(filters.npc_id)}")
+    if filters.after is not None:
+        conditions.append(f"{alias}.spoken_at >= {params.add(filters.after)}")
+    if filters.before is not None:
+        conditions.append(f"{alias}.spoken_at < {params.add(filters.before)}")
+    return conditions
+
+
+def chunk_conditions(filters: SearchFilters, params: Params, alias: str) -> list[str]:
+    """WHERE conditions of `filters` for L2 chunks; times match chunks whose span overlaps."""
+    conditions = []
+    if filters.session_id is not None:
+        conditions.append(f"{alias}.session_id = {params.add(filters.session_id)}")
+    if filters.speaker_id is not None:
+        conditions.append(f"{alias}.speaker_ids @> ARRAY[{params.add(filters.speaker_id)}::text]")
+    if filters.npc_id is not None:
+        conditions.append(f"{alias}.npc_ids @> ARRAY[{params.add(filters.npc_id)}::text]")
+    if filters.after is not None:
+        after = params.add(filters.after)
+        conditions.append(f"coalesce({alias}.ended_at, {alias}.started_at) >= {after}")
+    if filters.before is not None:
+        conditions.append(f"{alias}.started_at < {params.add(filters.before)}")
+    return conditions
+
+
+def visible(alias: str, npc_placeholder: str) -> str:
+    """Condition: the row at `alias` is within the knowledge scope of the NPC (NULL: the DM)."""
+    return f"glyphoxa_visible({alias}.secret, {alias}.known_by, {npc_placeholder}::text)"
+
+
+def entity_visible(alias: str, npc_placeholder: str) -> str:
+    """Like `visible`, and an NPC always knows itself."""
+    return f"({visible(alias, npc_placeholder)} OR {alias}.id = {npc_placeholder}::text)"
+
+
+def where(conditions: list[str]) -> str:
+    return " AND ".join(conditions) if conditions else "TRUE"
