@@ -39,7 +39,7 @@ class DatabaseError(GlyphoxaError):
 
 
 class DatabaseUnavailableError(DatabaseError):
-    """Cannot reach the database. Check --dsn / GLYPHOXA_DSN, or unset it to use the embedded one."""
+    """Cannot reach the database. Check --dsn / GLYPHOXA_DSN, or unset it for the embedded one."""
 
 
 class MigrationError(DatabaseError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -59,10 +60,9 @@ async def ensure_database_exists(admin_dsn: str, name: str) -> None:
         try:
             exists = await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
             if not exists:
-                try:
+                # Another process may create it between the check and here.
+                with contextlib.suppress(asyncpg.DuplicateDatabaseError):
                     await conn.execute(f'CREATE DATABASE "{name}"')
-                except asyncpg.DuplicateDatabaseError:
-                    pass  # another process created it first
         finally:
             await conn.close()
 

@@ -117,11 +117,17 @@ async def _migrate_locked(
 
     pending = [m for m in migrations if m.version not in applied]
     for migration in pending:
-        async with conn.transaction():
-            await conn.execute(migration.render(embedding_dim))
-            await conn.execute(
-                RECORD_APPLIED, migration.version, migration.name, migration.checksum
-            )
+        try:
+            async with conn.transaction():
+                await conn.execute(migration.render(embedding_dim))
+                await conn.execute(
+                    RECORD_APPLIED, migration.version, migration.name, migration.checksum
+                )
+        except asyncpg.PostgresError as exc:
+            raise MigrationError(
+                f"Migration {migration.version:03d}_{migration.name} failed and was rolled "
+                f"back: {exc}"
+            ) from exc
     versions = set(applied) | {m.version for m in pending}
     return MigrationReport(tuple(pending), max(versions, default=0), embedding_dim)
 

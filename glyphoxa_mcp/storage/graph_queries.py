@@ -83,7 +83,8 @@ def walk_cte(
             FROM walk w
             CROSS JOIN LATERAL (
                 SELECT r.target_id AS next_id, r.rel_type FROM relationships r
-                WHERE r.campaign_id = $1 AND r.source_id = w.id AND {visible("r", npc)} {type_filter}
+                WHERE r.campaign_id = $1 AND r.source_id = w.id
+                  AND {visible("r", npc)} {type_filter}
                 {incoming}
             ) step
             JOIN entities n ON n.campaign_id = $1 AND n.id = step.next_id

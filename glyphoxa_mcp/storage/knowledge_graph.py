@@ -282,12 +282,16 @@ class KnowledgeGraph:
         know too. A bidirectional pair is reported once, in its outgoing direction."""
         params = Params(self.campaign_id, entity_id)
         npc = params.add(npc_id)
-        touching = {
-            "outgoing": "r.source_id = $2",
-            "incoming": "r.target_id = $2",
-            "both": f"(r.source_id = $2 OR (r.target_id = $2 AND NOT r.rel_type = ANY("
-            f"{params.add([t for t, both in RELATIONSHIP_TYPES.items() if both])}::text[])))",
-        }[direction]
+        if direction == "outgoing":
+            touching = "r.source_id = $2"
+        elif direction == "incoming":
+            touching = "r.target_id = $2"
+        else:
+            bidirectional = params.add([t for t, both in RELATIONSHIP_TYPES.items() if both])
+            touching = (
+                f"(r.source_id = $2 OR (r.target_id = $2 "
+                f"AND NOT r.rel_type = ANY({bidirectional}::text[])))"
+            )
         conditions = [
             "r.campaign_id = $1",
             touching,

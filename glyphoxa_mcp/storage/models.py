@@ -155,6 +155,9 @@ class SearchFilters(Frozen):
     before: AwareDatetime | None = None
 
 
+NO_FILTERS = SearchFilters()
+
+
 # --- L2: semantic index -----------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.storage.models import (
+    NO_FILTERS,
     Chunk,
     ChunkMatch,
     NewChunk,
@@ -92,7 +93,7 @@ class SemanticIndex:
         return [chunk_from_row(row) for row in rows]
 
     async def nearest(
-        self, embedding: Sequence[float], filters: SearchFilters = SearchFilters(), k: int = 10
+        self, embedding: Sequence[float], filters: SearchFilters = NO_FILTERS, k: int = 10
     ) -> list[ChunkMatch]:
         """The `k` chunks closest to `embedding` by cosine distance, nearest first.
 

@@ -11,7 +11,7 @@ import asyncpg
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.models import Entry, EntryMatch, NewEntry, SearchFilters
+from glyphoxa_mcp.storage.models import NO_FILTERS, Entry, EntryMatch, NewEntry, SearchFilters
 from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions, or_tsquery, where
 
 ENTRY_COLUMNS = (
@@ -157,7 +157,7 @@ class SessionLog:
         return [_entry(row) for row in rows]
 
     async def search(
-        self, query: str, filters: SearchFilters = SearchFilters(), limit: int = 10
+        self, query: str, filters: SearchFilters = NO_FILTERS, limit: int = 10
     ) -> list[EntryMatch]:
         """Entries matching any of the query's words, most relevant first."""
         if not query.strip():

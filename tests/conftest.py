@@ -1,0 +1,110 @@
+"""Real PostgreSQL for every database test.
+
+One server per test run: the embedded pgserver, or the server at GLYPHOXA_TEST_DSN (a DSN
+whose user may create databases). The schema is migrated once into a template database and
+each test gets its own clone, so tests never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import asyncpg
+import pytest
+
+from glyphoxa_mcp.db.database import Database, DatabaseLocation
+from glyphoxa_mcp.db.embedded import database_dsn, start_embedded_server
+from glyphoxa_mcp.db.migrations import migrate
+from glyphoxa_mcp.storage.campaigns import Campaigns
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewSession
+
+# Small vectors keep geometric expectations in tests readable.
+TEST_EMBEDDING_DIM = 4
+
+
+@dataclass(frozen=True)
+class PostgresForTests:
+    admin_dsn: str
+    template: str
+
+    def dsn(self, database: str) -> str:
+        return database_dsn(self.admin_dsn, database)
+
+
+async def _create_database(admin_dsn: str, name: str, template: str = "template0") -> None:
+    conn = await asyncpg.connect(admin_dsn)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    finally:
+        await conn.close()
+
+
+async def _drop_database(admin_dsn: str, name: str) -> None:
+    conn = await asyncpg.connect(admin_dsn)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+async def _prepare_template(admin_dsn: str, template: str) -> None:
+    await _create_database(admin_dsn, template)
+    conn = await asyncpg.connect(database_dsn(admin_dsn, template))
+    try:
+        await migrate(conn, TEST_EMBEDDING_DIM)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def test_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresForTests]:
+    external = os.environ.get("GLYPHOXA_TEST_DSN")
+    admin_dsn = external or start_embedded_server(tmp_path_factory.mktemp("embedded"))
+    server = PostgresForTests(admin_dsn, f"glyphoxa_template_{uuid.uuid4().hex[:8]}")
+    asyncio.run(_prepare_template(admin_dsn, server.template))
+    yield server
+    asyncio.run(_drop_database(admin_dsn, server.template))
+
+
+@pytest.fixture
+async def empty_database(test_server: PostgresForTests) -> AsyncIterator[str]:
+    """The DSN of a new database with no schema at all."""
+    name = f"glyphoxa_empty_{uuid.uuid4().hex[:8]}"
+    await _create_database(test_server.admin_dsn, name)
+    yield test_server.dsn(name)
+    await _drop_database(test_server.admin_dsn, name)
+
+
+@pytest.fixture
+async def db(test_server: PostgresForTests) -> AsyncIterator[Database]:
+    """A migrated database of its own for this test."""
+    name = f"glyphoxa_test_{uuid.uuid4().hex[:8]}"
+    await _create_database(test_server.admin_dsn, name, template=test_server.template)
+    location = DatabaseLocation(test_server.dsn(name), f"test database {name}")
+    database = await Database.open_dsn(location, TEST_EMBEDDING_DIM, max_size=4)
+    yield database
+    await database.close()
+    await _drop_database(test_server.admin_dsn, name)
+
+
+@pytest.fixture
+async def memory(db: Database) -> CampaignMemory:
+    """Campaign 'ashfall' with a session 's1'."""
+    await Campaigns(db).ensure("ashfall", "Ashfall")
+    campaign = CampaignMemory(db, "ashfall")
+    await campaign.sessions.upsert(NewSession(id="s1", title="The Red Kettle"))
+    return campaign
+
+
+@pytest.fixture
+async def other_campaign(db: Database) -> CampaignMemory:
+    """A second campaign 'frostmere' with its own session 's1', for isolation tests."""
+    await Campaigns(db).ensure("frostmere", "Frostmere")
+    campaign = CampaignMemory(db, "frostmere")
+    await campaign.sessions.upsert(NewSession(id="s1", title="Cold open"))
+    return campaign

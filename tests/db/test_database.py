@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from glyphoxa_mcp.config import DatabaseSettings
+from glyphoxa_mcp.db.database import Database, locate, redact_dsn
+from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.errors import DatabaseUnavailableError, InvalidInputError, MigrationError
+
+
+async def test_the_embedded_database_is_created_and_reused(tmp_path: Path) -> None:
+    settings = DatabaseSettings.build(data_dir=tmp_path / "data")
+    async with await Database.open(settings) as db:
+        await db.pool.execute("CREATE TABLE kept (note text)")
+        await db.pool.execute("INSERT INTO kept VALUES ('still here')")
+    again = await locate(settings)
+    assert "embedded PostgreSQL" in again.description and str(tmp_path) in again.description
+    conn = await asyncpg.connect(again.dsn)
+    try:
+        assert await conn.fetchval("SELECT note FROM kept") == "still here"
+    finally:
+        await conn.close()
+
+
+async def test_an_unreachable_server_gives_an_actionable_error() -> None:
+    settings = DatabaseSettings.build(dsn="postgresql://nobody@127.0.0.1:1/none")
+    with pytest.raises(DatabaseUnavailableError, match="GLYPHOXA_DSN"):
+        await Database.open(settings)
+
+
+def test_passwords_are_hidden_when_showing_a_dsn() -> None:
+    assert redact_dsn("postgresql://gm:hunter2@db:5432/glyphoxa") == (
+        "postgresql://gm:***@db:5432/glyphoxa"
+    )
+    assert redact_dsn("postgresql://gm@db/glyphoxa") == "postgresql://gm@db/glyphoxa"
+
+
+async def test_driver_errors_become_our_errors_with_the_cause_kept(empty_database: str) -> None:
+    conn = await asyncpg.connect(empty_database)
+    try:
+        with (
+            pytest.raises(MigrationError, match="glyphoxa-mcp migrate") as caught,
+            driver_errors("read entities"),
+        ):
+            await conn.fetch("SELECT * FROM entities")
+        assert isinstance(caught.value.__cause__, asyncpg.UndefinedTableError)
+        with pytest.raises(InvalidInputError), driver_errors("parse a number"):
+            await conn.fetch("SELECT $1::int", "not a number")
+    finally:
+        await conn.close()

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntry, NewSession, SearchFilters, build
+
+START = datetime(2026, 3, 14, 19, 0, tzinfo=UTC)
+
+
+def line(seconds: int, speaker: str, text: str, **extra: object) -> NewEntry:
+    return NewEntry(
+        speaker_id=speaker.lower(),
+        speaker_name=speaker,
+        text=text,
+        spoken_at=START + timedelta(seconds=seconds),
+        **extra,
+    )
+
+
+TALK = [
+    line(0, "Mira", "We should ask the innkeeper about the missing caravan."),
+    line(30, "Grimjaw", "The caravan left for Saltmere three days ago.", npc_id="grimjaw"),
+    line(60, "Mira", "Did anyone see the caravan after the bridge?"),
+    line(400, "Grimjaw", "Nobody crosses the bridge at night.", npc_id="grimjaw"),
+    line(420, "Tomas", "Then we go at dawn and look for wagon tracks."),
+]
+
+
+async def test_many_entries_are_stored_once_even_when_sent_twice(memory: CampaignMemory) -> None:
+    first = await memory.log.append_many("s1", TALK)
+    again = await memory.log.append_many("s1", TALK)
+    assert len(first) == 5 and again == []
+    stored = await memory.log.entries("s1")
+    assert [e.text for e in stored] == [e.text for e in TALK]
+
+
+async def test_one_entry_keeps_raw_and_corrected_text(memory: CampaignMemory) -> None:
+    entry = await memory.log.append(
+        "s1", line(5, "Mira", "We ride to Saltmere.", raw_text="we ride to salt mirror")
+    )
+    assert entry.text == "We ride to Saltmere." and entry.raw_text == "we ride to salt mirror"
+    again = await memory.log.append(
+        "s1", line(5, "Mira", "We ride to Saltmere.", raw_text="we ride to salt mirror")
+    )
+    assert again.id == entry.id
+
+
+async def test_recent_window_ends_at_the_latest_entry(memory: CampaignMemory) -> None:
+    await memory.log.append_many("s1", TALK)
+    recent = await memory.log.recent("s1", window=timedelta(minutes=5))
+    # The window is (420 s - 300 s, 420 s]: only the last two lines.
+    assert [e.spoken_at for e in recent] == [TALK[3].spoken_at, TALK[4].spoken_at]
+    capped = await memory.log.recent("s1", window=timedelta(hours=1), limit=2)
+    assert [e.text for e in capped] == [TALK[3].text, TALK[4].text]
+    earlier = await memory.log.recent(
+        "s1", window=timedelta(seconds=45), until=START + timedelta(seconds=60)
+    )
+    assert [e.text for e in earlier] == [TALK[1].text, TALK[2].text]
+
+
+async def test_search_ranks_by_relevance_not_by_time(memory: CampaignMemory) -> None:
+    await memory.log.append_many("s1", TALK)
+    results = await memory.log.search("caravan bridge")
+    texts = [r.entry.text for r in results]
+    # Only the third line mentions both words; it outranks the later and earlier ones.
+    assert texts[0] == TALK[2].text
+    assert set(texts) == {TALK[0].text, TALK[1].text, TALK[2].text, TALK[3].text}
+    assert [r.rank for r in results] == sorted((r.rank for r in results), reverse=True)
+
+
+async def test_search_filters_apply_in_sql(memory: CampaignMemory) -> None:
+    await memory.sessions.upsert(NewSession(id="s2"))
+    await memory.log.append_many("s1", TALK)
+    await memory.log.append_many("s2", [line(9000, "Mira", "The caravan is found.")])
+
+    async def texts(**filters: object) -> list[str]:
+        found = await memory.log.search("caravan", SearchFilters(**filters))
+        return sorted(r.entry.text for r in found)
+
+    assert await texts(session_id="s2") == ["The caravan is found."]
+    assert await texts(speaker_id="grimjaw") == [TALK[1].text]
+    assert await texts(npc_id="grimjaw") == [TALK[1].text]
+    assert await texts(
+        after=START + timedelta(seconds=30), before=START + timedelta(seconds=61)
+    ) == sorted([TALK[1].text, TALK[2].text])
+
+
+async def test_campaigns_never_see_each_others_transcripts(
+    memory: CampaignMemory, other_campaign: CampaignMemory
+) -> None:
+    await memory.log.append_many("s1", TALK)
+    assert await other_campaign.log.search("caravan") == []
+    assert await other_campaign.log.entries("s1") == []
+    assert await other_campaign.log.recent("s1") == []
+    ids = [e.id for e in await memory.log.entries("s1")]
+    assert await other_campaign.log.get_many(ids) == []
+
+
+async def test_entries_for_an_unknown_session_are_refused(memory: CampaignMemory) -> None:
+    with pytest.raises(NotFoundError, match="session does not exist"):
+        await memory.log.append_many("no-such-session", TALK)
+    assert await memory.log.entries("no-such-session") == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\x00"])
+async def test_blank_or_binary_queries_are_refused(memory: CampaignMemory, query: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        await memory.log.search(query)
+    assert caught.value.field == "query"
+
+
+async def test_sql_in_a_query_is_just_words(memory: CampaignMemory) -> None:
+    await memory.log.append_many("s1", TALK)
+    found = await memory.log.search("caravan'; DROP TABLE session_entries; --")
+    assert found
+    assert len(await memory.log.entries("s1")) == len(TALK)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"text": "   "}, "text"),
+        ({"text": "x" * 20_001}, "text"),
+        ({"text": "bad \x00 byte"}, "text"),
+        ({"speaker_name": ""}, "speaker_name"),
+        ({"duration_ms": -5}, "duration_ms"),
+        ({"spoken_at": "yesterday-ish"}, "spoken_at"),
+    ],
+)
+def test_bad_entries_name_the_field(changes: dict[str, object], field: str) -> None:
+    values = {"speaker_id": "mira", "speaker_name": "Mira", "text": "hi", "spoken_at": START}
+    with pytest.raises(InvalidInputError) as caught:
+        build(NewEntry, **(values | changes))
+    assert caught.value.field == field
