@@ -1,0 +1,26 @@
+"""The README opens with the two set-up commands, and CI runs the second one as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def setup_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    return re.findall(r"```sh\n(.+?)\n```", readme)[:2]
+
+
+def test_the_readme_opens_with_a_run_command_and_a_test_command() -> None:
+    run, test = setup_commands()
+    assert "pip install ." in run and "glyphoxa-mcp" in run
+    assert "pytest" in test and ".[dev]" in test
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    _, test = setup_commands()
+    ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    commands = [line for line in ci_lines if line and not line.startswith(("#", "set ", "cd "))]
+    assert commands == [test]
