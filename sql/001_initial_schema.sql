@@ -44,8 +44,8 @@ CREATE TABLE sessions (
     summary_source  text CHECK (summary_source IN ('llm', 'extractive', 'dm')),
     created_at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (campaign_id, id),
-    CHECK (ended_at >= started_at),
-    CHECK ((summary IS NULL) = (summary_source IS NULL))
+    CONSTRAINT session_ends_after_it_starts CHECK (ended_at >= started_at),
+    CONSTRAINT summary_has_a_source CHECK ((summary IS NULL) = (summary_source IS NULL))
 );
 
 CREATE INDEX sessions_by_end ON sessions (campaign_id, ended_at DESC);
@@ -95,7 +95,7 @@ CREATE TABLE chunks (
     created_at    timestamptz NOT NULL DEFAULT now(),
     FOREIGN KEY (campaign_id, session_id) REFERENCES sessions (campaign_id, id) ON DELETE CASCADE,
     UNIQUE (campaign_id, content_hash),
-    CHECK (ended_at >= started_at)
+    CONSTRAINT chunk_ends_after_it_starts CHECK (ended_at >= started_at)
 );
 
 CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops);
@@ -138,7 +138,7 @@ CREATE TABLE relationships (
     FOREIGN KEY (campaign_id, source_id) REFERENCES entities (campaign_id, id) ON DELETE CASCADE,
     FOREIGN KEY (campaign_id, target_id) REFERENCES entities (campaign_id, id) ON DELETE CASCADE,
     UNIQUE (campaign_id, source_id, target_id, rel_type),
-    CHECK (source_id <> target_id)
+    CONSTRAINT relationship_links_two_entities CHECK (source_id <> target_id)
 );
 
 CREATE INDEX relationships_by_target ON relationships (campaign_id, target_id);

@@ -11,7 +11,7 @@ import logging
 import subprocess
 import warnings
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from glyphoxa_mcp.errors import DatabaseUnavailableError
 
@@ -52,8 +52,5 @@ def start_embedded_server(data_dir: Path) -> str:
 
 
 def database_dsn(admin_dsn: str, database: str) -> str:
-    """The same server's DSN for another database (pgserver gives socket-style URIs)."""
-    base, _, query = admin_dsn.partition("?")
-    server_part = base.rsplit("/", 1)[0]
-    dsn = f"{server_part}/{quote(database)}"
-    return f"{dsn}?{query}" if query else dsn
+    """The same server's DSN for another database."""
+    return urlunsplit(urlsplit(admin_dsn)._replace(path="/" + quote(database)))

@@ -44,7 +44,7 @@ ORDER BY ended_at DESC, id DESC
 OFFSET $2 LIMIT 1
 """
 END_SESSION = f"""
-UPDATE sessions SET ended_at = greatest($3, started_at)
+UPDATE sessions SET ended_at = $3
 WHERE campaign_id = $1 AND id = $2
 RETURNING {SESSION_COLUMNS}
 """

@@ -27,6 +27,7 @@ from glyphoxa_mcp.storage.models import (
     RelatedEntity,
     Subgraph,
     checked_embedding,
+    checked_query,
 )
 from glyphoxa_mcp.storage.semantic_index import CHUNK_COLUMNS, chunk_from_row
 from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, or_tsquery, visible, where
@@ -288,8 +289,7 @@ class GraphQueries:
     ) -> list[FactMatch]:
         """GraphRAG over facts: current facts about entities within `depth` hops of the anchors
         that match the query's words, ranked by text relevance discounted by graph distance."""
-        if not query.strip():
-            raise InvalidInputError("The search query is blank.", field="query")
+        checked_query(query)
         params = Params(self.campaign_id)
         walk = walk_cte(params, anchors=anchor_ids, depth=depth, npc_id=npc_id)
         npc = params.add(npc_id)

@@ -32,6 +32,7 @@ MAX_UTTERANCE_CHARS = 20_000
 MAX_CHUNK_CHARS = 50_000
 MAX_FACT_CHARS = 5_000
 MAX_ATTRIBUTES_CHARS = 64_000
+MAX_QUERY_CHARS = 2_000
 
 
 def _no_control_characters(value: str) -> str:
@@ -353,6 +354,20 @@ class FactMatch(Frozen):
     fact: Fact
     score: float
     graph_distance: int | None = None
+
+
+def checked_query(query: str, field: str = "query") -> str:
+    """A search query worth running, or an error that says what is wrong with it."""
+    if not query.strip():
+        raise InvalidInputError("The search query is blank.", field=field)
+    if "\x00" in query:
+        raise InvalidInputError("The search query contains a NUL character.", field=field)
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInputError(
+            f"The search query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}.",
+            field=field,
+        )
+    return query
 
 
 def build(model: type[M], /, **data: Any) -> M:

@@ -11,7 +11,14 @@ import asyncpg
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.models import NO_FILTERS, Entry, EntryMatch, NewEntry, SearchFilters
+from glyphoxa_mcp.storage.models import (
+    NO_FILTERS,
+    Entry,
+    EntryMatch,
+    NewEntry,
+    SearchFilters,
+    checked_query,
+)
 from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions, or_tsquery, where
 
 ENTRY_COLUMNS = (
@@ -160,12 +167,8 @@ class SessionLog:
         self, query: str, filters: SearchFilters = NO_FILTERS, limit: int = 10
     ) -> list[EntryMatch]:
         """Entries matching any of the query's words, most relevant first."""
-        if not query.strip():
-            raise InvalidInputError("The search query is blank.", field="query")
-        if "\x00" in query:
-            raise InvalidInputError("The search query contains a NUL character.", field="query")
         params = Params(self.campaign_id)
-        tsquery = or_tsquery(params.add(query))
+        tsquery = or_tsquery(params.add(checked_query(query)))
         conditions = [
             "e.campaign_id = $1",
             "e.tsv @@ q.query",

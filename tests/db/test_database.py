@@ -51,3 +51,35 @@ async def test_driver_errors_become_our_errors_with_the_cause_kept(empty_databas
             await conn.fetch("SELECT $1::int", "not a number")
     finally:
         await conn.close()
+
+
+def test_database_dsn_swaps_only_the_database_name() -> None:
+    from glyphoxa_mcp.db.embedded import database_dsn
+
+    assert database_dsn("postgresql://postgres:@/postgres?host=/tmp/pg", "glyphoxa") == (
+        "postgresql://postgres:@/glyphoxa?host=/tmp/pg"
+    )
+    assert database_dsn("postgresql://gm:pw@db:5432", "glyphoxa") == (
+        "postgresql://gm:pw@db:5432/glyphoxa"
+    )
+
+
+async def test_a_second_process_shares_the_embedded_server_and_leaves_it_running(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    settings = DatabaseSettings.build(data_dir=tmp_path)
+    async with await Database.open(settings) as db:
+        other = subprocess.run(
+            [sys.executable, "-m", "glyphoxa_mcp", "status", "--data-dir", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert other.returncode == 0, other.stderr
+        assert f"embedded PostgreSQL in {tmp_path / 'postgres'}" in other.stdout
+        # The other process has exited; this one's server and pool still work.
+        assert await db.pool.fetchval("SELECT count(*) FROM campaigns") == 0

@@ -93,3 +93,10 @@ async def test_status_counts_rows_per_layer_and_campaign(
     assert ashfall.relationships == len(RELATIONSHIPS) + 1
     assert ashfall.facts == len(FACTS)
     assert status.schema_version >= 1 and status.pgvector_version.startswith("0.")
+
+
+async def test_a_session_cannot_end_before_it_starts(memory: CampaignMemory) -> None:
+    await memory.sessions.upsert(NewSession(id="s1", started_at=at(2)))
+    with pytest.raises(InvalidInputError, match="session_ends_after_it_starts"):
+        await memory.sessions.end("s1", at(1))
+    assert (await memory.sessions.get("s1")).ended_at is None

@@ -106,7 +106,7 @@ async def test_entries_for_an_unknown_session_are_refused(memory: CampaignMemory
     assert await memory.log.entries("no-such-session") == []
 
 
-@pytest.mark.parametrize("query", ["", "   ", "\x00"])
+@pytest.mark.parametrize("query", ["", "   ", "\x00", "caravan " * 1000])
 async def test_blank_or_binary_queries_are_refused(memory: CampaignMemory, query: str) -> None:
     with pytest.raises(InvalidInputError) as caught:
         await memory.log.search(query)
