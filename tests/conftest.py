@@ -36,20 +36,20 @@ class PostgresForTests:
         return database_dsn(self.admin_dsn, database)
 
 
-async def _create_database(admin_dsn: str, name: str, template: str = "template0") -> None:
+async def _admin(admin_dsn: str, statement: str) -> None:
     conn = await asyncpg.connect(admin_dsn)
     try:
-        await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        await conn.execute(statement)
     finally:
         await conn.close()
+
+
+async def _create_database(admin_dsn: str, name: str, template: str = "template0") -> None:
+    await _admin(admin_dsn, f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
 
 
 async def _drop_database(admin_dsn: str, name: str) -> None:
-    conn = await asyncpg.connect(admin_dsn)
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
+    await _admin(admin_dsn, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 async def _prepare_template(admin_dsn: str, template: str) -> None:
