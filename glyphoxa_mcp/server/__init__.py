@@ -1,0 +1,1 @@
+"""The MCP surface: tools, tiers, names and resources."""

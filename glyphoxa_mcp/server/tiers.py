@@ -1,0 +1,92 @@
+"""Budget tiers: which tools a model sees and how much each call may do. (pure)"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from glyphoxa_mcp.server.tool_names import ToolName
+
+
+class Tier(StrEnum):
+    FAST = "FAST"
+    STANDARD = "STANDARD"
+    DEEP = "DEEP"
+
+
+class TierPolicy(BaseModel):
+    """What a tier allows. Results are clamped to [1, max_results]; graph walks to max_depth."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tier: Tier
+    tools: tuple[ToolName, ...]
+    max_depth: int = Field(ge=1, le=5)
+    max_results: int = Field(ge=1, le=50)
+    deadline_ms: int = Field(gt=0, description="A call running longer is cancelled.")
+    graph_expansion: bool = Field(
+        description="Expand search results through the knowledge graph (GraphRAG)."
+    )
+
+    def allows(self, tool: ToolName) -> bool:
+        return tool in self.tools
+
+    def refusal(self, tool: ToolName) -> str:
+        listed = ", ".join(t.value for t in self.tools)
+        return (
+            f"{tool.value} is not available in the {self.tier.value} tier, which offers only "
+            f"{listed}. Use a STANDARD or DEEP endpoint for it."
+        )
+
+
+ALL_TOOLS = tuple(ToolName)
+DEFAULT_DEADLINES_MS = {Tier.FAST: 150, Tier.STANDARD: 1_000, Tier.DEEP: 4_000}
+
+
+def tier_policy(tier: Tier, deadline_ms: int | None = None) -> TierPolicy:
+    """The policy of `tier`, with its default deadline unless one is given."""
+    deadline = deadline_ms if deadline_ms is not None else DEFAULT_DEADLINES_MS[tier]
+    if tier is Tier.FAST:
+        return TierPolicy(
+            tier=tier,
+            tools=(ToolName.QUERY_ENTITIES,),
+            max_depth=1,
+            max_results=10,
+            deadline_ms=deadline,
+            graph_expansion=False,
+        )
+    if tier is Tier.STANDARD:
+        return TierPolicy(
+            tier=tier,
+            tools=ALL_TOOLS,
+            max_depth=2,
+            max_results=20,
+            deadline_ms=deadline,
+            graph_expansion=False,
+        )
+    return TierPolicy(
+        tier=tier,
+        tools=ALL_TOOLS,
+        max_depth=3,
+        max_results=50,
+        deadline_ms=deadline,
+        graph_expansion=True,
+    )
+
+
+class Clamped(BaseModel):
+    """A count as asked and as used, so a result can say when it was clamped."""
+
+    model_config = ConfigDict(frozen=True)
+
+    requested: int
+    used: int
+
+    @property
+    def was_clamped(self) -> bool:
+        return self.requested != self.used
+
+
+def clamp(requested: int, upper: int, lower: int = 1) -> Clamped:
+    return Clamped(requested=requested, used=min(max(requested, lower), upper))
