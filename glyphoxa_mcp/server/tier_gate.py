@@ -1,0 +1,72 @@
+"""The tier gate: MCP middleware that applies a tier and a name style to every request.
+
+- `tools/list` shows only the tier's tools, under the advertised spelling;
+- `tools/call` accepts either spelling, refuses a tool the tier hides with an error that says
+  so, and cancels a call that runs past the tier's deadline, answering with an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.types import CallToolResult, TextContent
+
+from glyphoxa_mcp.server.tiers import TierPolicy
+from glyphoxa_mcp.server.tool_names import NameStyle, advertised, canonical
+
+log = logging.getLogger(__name__)
+
+
+def tool_error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+class TierGate:
+    def __init__(self, policy: TierPolicy, style: NameStyle) -> None:
+        self.policy = policy
+        self.style = style
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if ctx.method == "tools/list":
+            return self._listed(await call_next(ctx))
+        if ctx.method == "tools/call" and isinstance(ctx.params, dict):
+            tool = canonical(str(ctx.params.get("name", "")))
+            if tool is not None:
+                if not self.policy.allows(tool):
+                    return tool_error(self.policy.refusal(tool))
+                renamed = dataclasses.replace(ctx, params={**ctx.params, "name": tool.value})
+                return await self._within_deadline(tool.value, renamed, call_next)
+        return await call_next(ctx)
+
+    async def _within_deadline(
+        self, name: str, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        deadline_s = self.policy.deadline_ms / 1000
+        with anyio.move_on_after(deadline_s) as scope:
+            return await call_next(ctx)
+        log.warning("%s passed the %s deadline and was cancelled", name, self.policy.tier.value)
+        assert scope.cancelled_caught
+        return tool_error(
+            f"{name} took longer than the {self.policy.tier.value} tier's deadline of "
+            f"{self.policy.deadline_ms} ms and was cancelled. Ask for fewer results, or use a "
+            "deeper tier."
+        )
+
+    def _listed(self, result: HandlerResult) -> HandlerResult:
+        listing = result.model_dump(by_alias=True) if hasattr(result, "model_dump") else result
+        if not isinstance(listing, dict):
+            return result
+        shown = []
+        for entry in listing.get("tools", []):
+            tool = canonical(entry.get("name", ""))
+            if tool is None:
+                shown.append(entry)
+            elif self.policy.allows(tool):
+                shown.append({**entry, "name": advertised(tool, self.style)})
+        return {**listing, "tools": shown}
