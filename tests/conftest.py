@@ -92,19 +92,22 @@ async def db(test_server: PostgresForTests) -> AsyncIterator[Database]:
     await _drop_database(test_server.admin_dsn, name)
 
 
+async def _campaign(
+    db: Database, campaign_id: str, name: str, first_session: str
+) -> CampaignMemory:
+    await Campaigns(db).ensure(campaign_id, name)
+    campaign = CampaignMemory(db, campaign_id)
+    await campaign.sessions.upsert(NewSession(id="s1", title=first_session))
+    return campaign
+
+
 @pytest.fixture
 async def memory(db: Database) -> CampaignMemory:
     """Campaign 'ashfall' with a session 's1'."""
-    await Campaigns(db).ensure("ashfall", "Ashfall")
-    campaign = CampaignMemory(db, "ashfall")
-    await campaign.sessions.upsert(NewSession(id="s1", title="The Red Kettle"))
-    return campaign
+    return await _campaign(db, "ashfall", "Ashfall", "The Red Kettle")
 
 
 @pytest.fixture
 async def other_campaign(db: Database) -> CampaignMemory:
     """A second campaign 'frostmere' with its own session 's1', for isolation tests."""
-    await Campaigns(db).ensure("frostmere", "Frostmere")
-    campaign = CampaignMemory(db, "frostmere")
-    await campaign.sessions.upsert(NewSession(id="s1", title="Cold open"))
-    return campaign
+    return await _campaign(db, "frostmere", "Frostmere", "Cold open")

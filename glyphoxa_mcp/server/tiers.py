@@ -42,36 +42,24 @@ class TierPolicy(BaseModel):
 
 ALL_TOOLS = tuple(ToolName)
 DEFAULT_DEADLINES_MS = {Tier.FAST: 150, Tier.STANDARD: 1_000, Tier.DEEP: 4_000}
+# tools, max_depth, max_results, graph_expansion
+_LIMITS = {
+    Tier.FAST: ((ToolName.QUERY_ENTITIES,), 1, 10, False),
+    Tier.STANDARD: (ALL_TOOLS, 2, 20, False),
+    Tier.DEEP: (ALL_TOOLS, 3, 50, True),
+}
 
 
 def tier_policy(tier: Tier, deadline_ms: int | None = None) -> TierPolicy:
     """The policy of `tier`, with its default deadline unless one is given."""
-    deadline = deadline_ms if deadline_ms is not None else DEFAULT_DEADLINES_MS[tier]
-    if tier is Tier.FAST:
-        return TierPolicy(
-            tier=tier,
-            tools=(ToolName.QUERY_ENTITIES,),
-            max_depth=1,
-            max_results=10,
-            deadline_ms=deadline,
-            graph_expansion=False,
-        )
-    if tier is Tier.STANDARD:
-        return TierPolicy(
-            tier=tier,
-            tools=ALL_TOOLS,
-            max_depth=2,
-            max_results=20,
-            deadline_ms=deadline,
-            graph_expansion=False,
-        )
+    tools, max_depth, max_results, graph_expansion = _LIMITS[tier]
     return TierPolicy(
         tier=tier,
-        tools=ALL_TOOLS,
-        max_depth=3,
-        max_results=50,
-        deadline_ms=deadline,
-        graph_expansion=True,
+        tools=tools,
+        max_depth=max_depth,
+        max_results=max_results,
+        deadline_ms=deadline_ms if deadline_ms is not None else DEFAULT_DEADLINES_MS[tier],
+        graph_expansion=graph_expansion,
     )
 
 
