@@ -21,6 +21,7 @@ from glyphoxa_mcp.storage.knowledge_graph import (
 from glyphoxa_mcp.storage.models import (
     ChunkInContext,
     ChunkMatch,
+    Entity,
     FactMatch,
     IdentitySnapshot,
     Neighbour,
@@ -181,61 +182,120 @@ class GraphQueries:
     async def identity_snapshot(
         self, entity_id: str, *, npc_id: str | None = None, max_relationships: int = 100
     ) -> IdentitySnapshot:
-        """An entity with its relationships and current facts, in one statement.
+        """An entity with its relationships and current facts.
 
         For an NPC's own prompt pass `npc_id=entity_id`: the snapshot then holds only what the
         NPC itself may know.
         """
-        params = Params(self.campaign_id, entity_id)
+        found = await self.snapshots(
+            [entity_id], npc_id=npc_id, max_relationships=max_relationships
+        )
+        if not found:
+            raise NotFoundError(f"No entity {entity_id!r} in campaign {self.campaign_id!r}.")
+        return found[0]
+
+    async def snapshots(
+        self,
+        entity_ids: Sequence[str],
+        *,
+        npc_id: str | None = None,
+        max_relationships: int = 100,
+        include_facts: bool = True,
+    ) -> list[IdentitySnapshot]:
+        """Entities with their relationships (and current facts), in the order asked, in one
+        statement; entities the NPC may not know are left out."""
+        params = Params(self.campaign_id, list(entity_ids))
         npc = params.add(npc_id)
         other_id = "CASE WHEN r.source_id = e.id THEN r.target_id ELSE r.source_id END"
+        facts = "'[]'::jsonb"
+        if include_facts:
+            facts = f"""coalesce((
+                    SELECT jsonb_agg({_json_object("f", FACT_COLUMNS)} ORDER BY f.id)
+                    FROM facts f
+                    WHERE f.campaign_id = $1 AND f.subject_id = e.id
+                      AND f.superseded_by IS NULL AND {visible("f", npc)}
+                ), '[]'::jsonb)"""
         sql = f"""
             SELECT {ENTITY_COLUMNS},
                 coalesce((
-                    SELECT jsonb_agg(related ORDER BY related ->> 'order')
+                    SELECT jsonb_agg(related_rows.related ORDER BY related_rows.position)
                     FROM (
                         SELECT jsonb_build_object(
                             'direction', CASE WHEN r.source_id = e.id
                                          THEN 'outgoing' ELSE 'incoming' END,
                             'relationship', {_json_object("r", RELATIONSHIP_COLUMNS)},
-                            'other', {_json_object("o", ENTITY_COLUMNS)},
-                            'order', r.rel_type || ' ' || o.name
-                        ) AS related
+                            'other', {_json_object("o", ENTITY_COLUMNS)}
+                        ) AS related,
+                        row_number() OVER (ORDER BY r.rel_type, o.name, o.id) AS position
                         FROM relationships r
                         JOIN entities o ON o.campaign_id = r.campaign_id AND o.id = {other_id}
                         WHERE r.campaign_id = $1
                           AND (r.source_id = e.id OR (r.target_id = e.id
                                AND NOT r.rel_type = ANY({params.add(BIDIRECTIONAL_TYPES)}::text[])))
                           AND {visible("r", npc)} AND {entity_visible("o", npc)}
-                        ORDER BY r.rel_type, o.name
+                        ORDER BY position
                         LIMIT {params.add(max_relationships)}
                     ) related_rows
                 ), '[]'::jsonb) AS related,
-                coalesce((
-                    SELECT jsonb_agg({_json_object("f", FACT_COLUMNS)} ORDER BY f.id)
-                    FROM facts f
-                    WHERE f.campaign_id = $1 AND f.subject_id = e.id
-                      AND f.superseded_by IS NULL AND {visible("f", npc)}
-                ), '[]'::jsonb) AS facts
+                {facts} AS facts
             FROM entities e
-            WHERE e.campaign_id = $1 AND e.id = $2 AND {entity_visible("e", npc)}
+            JOIN unnest($2::text[]) WITH ORDINALITY AS wanted(id, position) ON wanted.id = e.id
+            WHERE e.campaign_id = $1 AND {entity_visible("e", npc)}
+            ORDER BY wanted.position
         """
-        with driver_errors(f"read the identity of {entity_id!r}"):
-            row = await self._pool.fetchrow(sql, *params.values)
-        if row is None:
-            raise NotFoundError(f"No entity {entity_id!r} in campaign {self.campaign_id!r}.")
-        return IdentitySnapshot(
-            entity=entity_from_row(row),
-            relationships=tuple(
-                RelatedEntity(
-                    relationship=relationship_from_row(item["relationship"]),
-                    other=entity_from_row(item["other"]),
-                    direction=item["direction"],
-                )
-                for item in row["related"]
-            ),
-            facts=tuple(fact_from_row(item) for item in row["facts"]),
-        )
+        with driver_errors("read entity snapshots"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [
+            IdentitySnapshot(
+                entity=entity_from_row(row),
+                relationships=tuple(
+                    RelatedEntity(
+                        relationship=relationship_from_row(item["relationship"]),
+                        other=entity_from_row(item["other"]),
+                        direction=item["direction"],
+                    )
+                    for item in row["related"]
+                ),
+                facts=tuple(fact_from_row(item) for item in row["facts"]),
+            )
+            for row in rows
+        ]
+
+    async def entity_names(self, npc_id: str | None = None) -> list[Entity]:
+        """Every entity the NPC may know, for name resolution (attributes left out)."""
+        sql = f"""
+            SELECT e.id, e.type, e.name, e.aliases, '{{}}'::jsonb AS attributes,
+                   e.secret, e.known_by
+            FROM entities e WHERE e.campaign_id = $1 AND {entity_visible("e", "$2")}
+            ORDER BY e.id
+        """
+        with driver_errors("read entity names"):
+            rows = await self._pool.fetch(sql, self.campaign_id, npc_id)
+        return [entity_from_row(row) for row in rows]
+
+    async def session_entities(self, session_id: str, npc_id: str | None = None) -> list[Entity]:
+        """Entities involved in a session: tagged in its chunks, speaking in it, or the subject
+        or an end of facts and relationships sourced from it."""
+        sql = f"""
+            WITH involved AS (
+                SELECT unnest(entity_ids) AS id FROM chunks
+                WHERE campaign_id = $1 AND session_id = $2
+                UNION SELECT npc_id FROM session_entries
+                WHERE campaign_id = $1 AND session_id = $2 AND npc_id IS NOT NULL
+                UNION SELECT subject_id FROM facts f
+                WHERE campaign_id = $1 AND session_id = $2 AND subject_id IS NOT NULL
+                  AND {visible("f", "$3")}
+                UNION SELECT unnest(ARRAY[source_id, target_id]) FROM relationships r
+                WHERE campaign_id = $1 AND provenance ->> 'session_id' = $2
+                  AND {visible("r", "$3")}
+            )
+            SELECT {ENTITY_COLUMNS} FROM entities e JOIN involved i ON i.id = e.id
+            WHERE e.campaign_id = $1 AND {entity_visible("e", "$3")}
+            ORDER BY e.type, e.name, e.id
+        """
+        with driver_errors(f"read the entities of session {session_id!r}"):
+            rows = await self._pool.fetch(sql, self.campaign_id, session_id, npc_id)
+        return [entity_from_row(row) for row in rows]
 
     async def chunks_near_entities(
         self,

@@ -147,3 +147,57 @@ async def test_graphrag_over_facts_ranks_text_matches_by_graph_distance(
         ["grimjaw"], "ember blade anvil", npc_id="mira"
     )
     assert secret == []
+
+
+async def test_snapshots_keep_the_order_asked_and_skip_what_is_hidden(
+    memory: CampaignMemory,
+) -> None:
+    await build_village(memory)
+    found = await memory.queries.snapshots(["red-kettle", "cult", "grimjaw"], npc_id="mira")
+    assert [s.entity.id for s in found] == ["red-kettle", "grimjaw"]
+    lean = await memory.queries.snapshots(["grimjaw"], include_facts=False, max_relationships=2)
+    assert lean[0].facts == () and len(lean[0].relationships) == 2
+
+
+async def test_entity_names_cover_exactly_the_npcs_scope(memory: CampaignMemory) -> None:
+    await build_village(memory)
+    mira = {e.id for e in await memory.queries.entity_names("mira")}
+    assert "cult" not in mira and "grimjaw" in mira
+    assert "cult" in {e.id for e in await memory.queries.entity_names("vask")}
+    assert len(await memory.queries.entity_names()) == 8
+
+
+async def test_session_entities_come_from_every_layer(memory: CampaignMemory) -> None:
+    from datetime import UTC, datetime
+
+    from glyphoxa_mcp.storage.models import NewEntry, NewFact
+
+    await build_village(memory)
+    await memory.log.append(
+        "s1",
+        NewEntry(
+            speaker_id="gm",
+            speaker_name="Grimjaw",
+            text="Hm.",
+            npc_id="grimjaw",
+            spoken_at=datetime(2026, 1, 1, tzinfo=UTC),
+        ),
+    )
+    await memory.index.upsert(
+        [
+            NewChunk(
+                session_id="s1",
+                content="At the kettle",
+                embedding=[1, 0, 0, 0],
+                entity_ids=("red-kettle",),
+            )
+        ]
+    )
+    await memory.graph.upsert_fact(
+        NewFact(subject_id="mira", text="Mira arrived.", session_id="s1")
+    )
+    # grimjaw OWNS ember-blade is sourced from s1 but secret from Mira.
+    as_dm = {e.id for e in await memory.queries.session_entities("s1")}
+    assert as_dm == {"grimjaw", "red-kettle", "mira", "ember-blade"}
+    as_mira = {e.id for e in await memory.queries.session_entities("s1", npc_id="mira")}
+    assert as_mira == {"grimjaw", "red-kettle", "mira"}
