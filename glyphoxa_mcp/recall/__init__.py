@@ -1,0 +1,1 @@
+"""Retrieval logic shared by the tools and resources (pure: no database, no providers)."""

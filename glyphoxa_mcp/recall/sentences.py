@@ -1,0 +1,24 @@
+"""Relationships written as sentences a model can read aloud or reason over. (pure)"""
+
+from __future__ import annotations
+
+_TEMPLATES = {
+    "KNOWS": "{source} knows {target}",
+    "LOCATED_AT": "{source} is at {target}",
+    "OWNS": "{source} owns {target}",
+    "MEMBER_OF": "{source} is a member of {target}",
+    "ALLIED_WITH": "{source} is allied with {target}",
+    "HOSTILE_TO": "{source} is hostile to {target}",
+    "PARTICIPATED_IN": "{source} took part in {target}",
+    "QUEST_GIVER": "{source} gives the quest {target}",
+    "CHILD_OF": "{source} is a child of {target}",
+    "EMPLOYED_BY": "{source} is employed by {target}",
+}
+
+
+def relationship_sentence(source: str, rel_type: str, target: str) -> str:
+    """ "Grimjaw", "MEMBER_OF", "Smiths Guild" -> "Grimjaw is a member of Smiths Guild."."""
+    template = _TEMPLATES.get(rel_type)
+    if template is None:
+        template = "{source} " + rel_type.lower().replace("_", " ") + " {target}"
+    return template.format(source=source, target=target) + "."
