@@ -7,6 +7,8 @@ import re
 import unicodedata
 from enum import StrEnum
 
+from glyphoxa_mcp.errors import InvalidInputError
+
 
 class EntityType(StrEnum):
     NPC = "npc"
@@ -46,6 +48,18 @@ def is_bidirectional(rel_type: str) -> bool:
 def normalise_relationship_type(rel_type: str) -> str:
     """'allied with' and 'allied-with' both mean ALLIED_WITH."""
     return re.sub(r"[\s-]+", "_", rel_type.strip()).upper()
+
+
+def checked_relationship_type(rel_type: str, field: str = "rel_type") -> str:
+    """The normalised type, or an error listing the built-in types."""
+    normalised = normalise_relationship_type(rel_type)
+    if not re.match(RELATIONSHIP_TYPE_PATTERN, normalised):
+        raise InvalidInputError(
+            f"{field} {rel_type!r} is not a relationship type: use UPPER_SNAKE words, such as "
+            f"{', '.join(RELATIONSHIP_TYPES)}.",
+            field=field,
+        )
+    return normalised
 
 
 def slugify(name: str) -> str:

@@ -1,0 +1,39 @@
+"""Building an MCP server for one tier, campaign and knowledge scope."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from mcp.server.mcpserver import MCPServer
+
+from glyphoxa_mcp import __version__
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.tier_gate import TierGate
+from glyphoxa_mcp.server.tool_names import NameStyle
+from glyphoxa_mcp.server.tools import register_tools
+
+INSTRUCTIONS = (
+    "Long-term memory of a tabletop RPG campaign. Use it to recall people, places, factions "
+    "and past sessions before answering in character; results marked unconfirmed are rumours, "
+    "and results marked secret are not common knowledge."
+)
+
+
+def build_server(state: ServerState, style: NameStyle = NameStyle.DOTTED) -> MCPServer:
+    """A server over `state`; the host owns the database pool and keeps it open."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_server: MCPServer) -> AsyncIterator[ServerState]:
+        yield state
+
+    server = MCPServer(
+        "glyphoxa-memory",
+        title=f"Glyphoxa memory ({state.policy.tier.value})",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        lifespan=lifespan,
+        middleware=[TierGate(state.policy, style)],
+    )
+    register_tools(server)
+    return server

@@ -1,0 +1,87 @@
+"""What the memory tools return: pydantic models, so every tool has an outputSchema and
+answers with structuredContent as well as JSON text."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from glyphoxa_mcp.server.tiers import Clamped
+
+
+class CountLimit(BaseModel):
+    requested: int
+    used: int
+    clamped: bool = Field(
+        description="True when the requested value was outside the allowed range."
+    )
+
+    @classmethod
+    def of(cls, clamped: Clamped) -> CountLimit:
+        return cls(requested=clamped.requested, used=clamped.used, clamped=clamped.was_clamped)
+
+
+class ProvenanceView(BaseModel):
+    session_id: str | None
+    confidence: float
+    source: str = Field(description="stated, inferred, dm or import.")
+    dm_confirmed: bool
+    unconfirmed: bool = Field(
+        description="Low confidence and not confirmed by the DM: treat it as a rumour."
+    )
+
+
+class RelationshipView(BaseModel):
+    id: int
+    type: str
+    direction: Literal["outgoing", "incoming"]
+    other_id: str
+    other_name: str
+    other_type: str
+    sentence: str
+    provenance: ProvenanceView
+    secret: bool = Field(description="Secret knowledge: not common knowledge in the world.")
+
+
+class EntityView(BaseModel):
+    id: str
+    name: str
+    type: str
+    aliases: list[str]
+    attributes: dict[str, Any]
+    secret: bool
+    match: Literal["exact", "alias", "partial", "fuzzy", "related", "type"]
+    hops: int | None = Field(default=None, description="Hops from related_to, when given.")
+    path: list[str] | None = Field(default=None, description="Entity ids from related_to.")
+    relationships: list[RelationshipView]
+
+
+class QueryEntitiesResult(BaseModel):
+    entities: list[EntityView]
+    limit: CountLimit
+    depth: CountLimit | None = None
+    scope: str = Field(description="Whose knowledge applies: 'dm' or 'npc:<id>'.")
+    note: str | None = None
+
+
+class EntityRef(BaseModel):
+    id: str
+    name: str
+    type: str
+
+
+class SessionSummaryResult(BaseModel):
+    session_id: str
+    title: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    summary: str | None
+    summary_source: str | None = Field(description="llm, extractive or dm.")
+    entities: list[EntityRef] = Field(description="Entities involved in the session.")
+    redacted_sentences: int = Field(
+        default=0, description="Sentences left out because they name what this NPC may not know."
+    )
+    scope: str
+    note: str | None = None

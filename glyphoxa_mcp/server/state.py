@@ -1,0 +1,59 @@
+"""What every tool and resource of one server shares: the campaign's memory, whose knowledge
+applies, and the tier's limits. Built by the host, handed to the server's lifespan."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from glyphoxa_mcp.errors import GlyphoxaError
+from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor
+from glyphoxa_mcp.server.tiers import TierPolicy
+from glyphoxa_mcp.storage.memory import CampaignMemory
+
+DEFAULT_REVIEW_THRESHOLD = 0.7
+
+
+@dataclass(frozen=True)
+class ServerState:
+    memory: CampaignMemory
+    npc_id: str | None
+    policy: TierPolicy
+    review_threshold: float = DEFAULT_REVIEW_THRESHOLD
+
+    @property
+    def scope(self) -> str:
+        return "dm" if self.npc_id is None else f"npc:{self.npc_id}"
+
+    async def redactor(self) -> Redactor:
+        """Hides, in free text, every entity this server's NPC may not know."""
+        if self.npc_id is None:
+            return SHOW_EVERYTHING
+        everything = await self.memory.queries.entity_names()
+        known = {e.id for e in await self.memory.queries.entity_names(self.npc_id)}
+        return Redactor.hiding(
+            spelling
+            for entity in everything
+            if entity.id not in known
+            for spelling in (entity.name, *entity.aliases)
+        )
+
+
+def state_of(ctx: Context[Any, Any]) -> ServerState:
+    state = ctx.request_context.lifespan_context
+    assert isinstance(state, ServerState), "the server's lifespan must yield a ServerState"
+    return state
+
+
+@contextlib.contextmanager
+def tool_errors() -> Iterator[None]:
+    """Our errors become tool errors: the model reads the message; no traceback is logged."""
+    try:
+        yield
+    except GlyphoxaError as exc:
+        raise ToolError(str(exc)) from exc

@@ -1,0 +1,213 @@
+"""memory.query_entities: structured questions to the knowledge graph."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.names import NameMatch, match_names
+from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.server.results import (
+    CountLimit,
+    EntityView,
+    ProvenanceView,
+    QueryEntitiesResult,
+    RelationshipView,
+)
+from glyphoxa_mcp.server.state import ServerState, state_of, tool_errors
+from glyphoxa_mcp.server.tiers import clamp
+from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour, RelatedEntity
+from glyphoxa_mcp.storage.vocabulary import EntityType, checked_relationship_type
+
+DESCRIPTION = (
+    "Look up people, places, factions, items, quests and lore in the campaign's knowledge "
+    "graph. Give a name (misspellings and aliases are fine), a type, or related_to (an entity "
+    "whose connections you want, optionally only through one relation, up to `depth` hops). "
+    "Returns each entity with its attributes and relationships; relationships marked "
+    "unconfirmed are rumours."
+)
+RELATIONSHIPS_PER_ENTITY = 25
+# How many graph neighbours to consider before filtering them by type and name.
+NEIGHBOUR_POOL = 500
+
+
+async def query_entities(
+    ctx: Context[Any, Any],
+    name: Annotated[
+        str | None,
+        Field(
+            description="Name or alias of the entity, as heard; misspellings are tolerated.",
+            max_length=200,
+        ),
+    ] = None,
+    type: Annotated[
+        EntityType | None,
+        Field(description="Only entities of this type."),
+    ] = None,
+    related_to: Annotated[
+        str | None,
+        Field(description="Name of an entity whose connections to list.", max_length=200),
+    ] = None,
+    relation: Annotated[
+        str | None,
+        Field(
+            description="With related_to: follow only this relationship type, for example "
+            "MEMBER_OF, KNOWS, LOCATED_AT, OWNS, ALLIED_WITH, HOSTILE_TO.",
+            max_length=64,
+        ),
+    ] = None,
+    depth: Annotated[
+        int, Field(description="With related_to: how many hops to follow (1-3 by tier).")
+    ] = 1,
+    limit: Annotated[int, Field(description="Most entities to return (1-50 by tier).")] = 10,
+) -> QueryEntitiesResult:
+    with tool_errors():
+        return await EntityQuery(state_of(ctx)).run(name, type, related_to, relation, depth, limit)
+
+
+class EntityQuery:
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.queries = state.memory.queries
+
+    async def run(
+        self,
+        name: str | None,
+        entity_type: EntityType | None,
+        related_to: str | None,
+        relation: str | None,
+        depth: int,
+        limit: int,
+    ) -> QueryEntitiesResult:
+        name, related_to = _present(name), _present(related_to)
+        if name is None and entity_type is None and related_to is None:
+            raise InvalidInputError("Give at least one of name, type or related_to.", field="name")
+        if relation is not None and related_to is None:
+            raise InvalidInputError("relation needs related_to.", field="relation")
+        count = clamp(limit, self.state.policy.max_results)
+        hops = clamp(depth, self.state.policy.max_depth) if related_to is not None else None
+        result = QueryEntitiesResult(
+            entities=[],
+            limit=CountLimit.of(count),
+            depth=CountLimit.of(hops) if hops is not None else None,
+            scope=self.state.scope,
+        )
+        known = await self.queries.entity_names(self.state.npc_id)
+        if related_to is not None:
+            anchors = match_names(related_to, known, limit=1)
+            if not anchors:
+                return result.model_copy(
+                    update={"note": f"No known entity matches related_to={related_to!r}."}
+                )
+            assert hops is not None
+            views = await self._related(anchors[0], name, entity_type, relation, hops.used)
+        else:
+            views = self._by_name_or_type(known, name, entity_type)
+        views = views[: count.used]
+        entities = await self._with_relationships(views)
+        note = None if entities else "No entity matched; check the spelling or try a type."
+        return result.model_copy(update={"entities": entities, "note": note})
+
+    def _by_name_or_type(
+        self, known: list[Entity], name: str | None, entity_type: EntityType | None
+    ) -> list[tuple[Entity, str, Neighbour | None]]:
+        candidates = [e for e in known if entity_type is None or e.type == entity_type]
+        if name is None:
+            ordered = sorted(candidates, key=lambda e: (e.name.lower(), e.id))
+            return [(e, "type", None) for e in ordered]
+        return [(m.entity, m.kind, None) for m in match_names(name, candidates, limit=50)]
+
+    async def _related(
+        self,
+        anchor: NameMatch,
+        name: str | None,
+        entity_type: EntityType | None,
+        relation: str | None,
+        depth: int,
+    ) -> list[tuple[Entity, str, Neighbour | None]]:
+        rel_types = [checked_relationship_type(relation, "relation")] if relation else None
+        neighbours = await self.queries.neighbours(
+            anchor.entity.id,
+            depth=depth,
+            npc_id=self.state.npc_id,
+            rel_types=rel_types,
+            limit=NEIGHBOUR_POOL,
+        )
+        kept = [n for n in neighbours if entity_type is None or n.entity.type == entity_type]
+        if name is not None:
+            named = {m.entity.id for m in match_names(name, [n.entity for n in kept], limit=50)}
+            kept = [n for n in kept if n.entity.id in named]
+        return [(n.entity, "related", n) for n in kept]
+
+    async def _with_relationships(
+        self, views: list[tuple[Entity, str, Neighbour | None]]
+    ) -> list[EntityView]:
+        snapshots = await self.queries.snapshots(
+            [entity.id for entity, _, _ in views],
+            npc_id=self.state.npc_id,
+            max_relationships=RELATIONSHIPS_PER_ENTITY,
+            include_facts=False,
+        )
+        by_id = {snapshot.entity.id: snapshot for snapshot in snapshots}
+        return [
+            self._view(by_id[entity.id], kind, neighbour)
+            for entity, kind, neighbour in views
+            if entity.id in by_id
+        ]
+
+    def _view(
+        self, snapshot: IdentitySnapshot, kind: str, neighbour: Neighbour | None
+    ) -> EntityView:
+        entity = snapshot.entity
+        return EntityView(
+            id=entity.id,
+            name=entity.name,
+            type=entity.type.value,
+            aliases=list(entity.aliases),
+            attributes=entity.attributes,
+            secret=entity.visibility.secret,
+            match=kind,
+            hops=neighbour.depth if neighbour else None,
+            path=list(neighbour.path) if neighbour else None,
+            relationships=[self._relationship(entity, r) for r in snapshot.relationships],
+        )
+
+    def _relationship(self, entity: Entity, related: RelatedEntity) -> RelationshipView:
+        rel, other = related.relationship, related.other
+        source, target = (
+            (entity.name, other.name)
+            if related.direction == "outgoing"
+            else (other.name, entity.name)
+        )
+        return RelationshipView(
+            id=rel.id,
+            type=rel.rel_type,
+            direction=related.direction,
+            other_id=other.id,
+            other_name=other.name,
+            other_type=other.type.value,
+            sentence=relationship_sentence(source, rel.rel_type, target),
+            provenance=provenance_view(rel.provenance, self.state.review_threshold),
+            secret=rel.visibility.secret,
+        )
+
+
+def provenance_view(provenance: Any, threshold: float) -> ProvenanceView:
+    return ProvenanceView(
+        session_id=provenance.session_id,
+        confidence=provenance.confidence,
+        source=provenance.source,
+        dm_confirmed=provenance.dm_confirmed,
+        unconfirmed=provenance.confidence < threshold and not provenance.dm_confirmed,
+    )
+
+
+def _present(text: str | None) -> str | None:
+    if text is None:
+        return None
+    if "\x00" in text:
+        raise InvalidInputError("Text must not contain NUL characters.")
+    return text if text.strip() else None

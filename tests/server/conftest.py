@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from mcp.client import Client
+
+from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.tool_names import NameStyle
+from glyphoxa_mcp.storage.memory import CampaignMemory
+
+Connect = Callable[..., contextlib.AbstractAsyncContextManager[Client]]
+
+
+@pytest.fixture(params=["legacy", "auto"])
+def protocol(request: pytest.FixtureRequest) -> str:
+    """Both protocol generations: the initialize handshake and stateless 2026-07-28."""
+    return request.param
+
+
+@pytest.fixture
+def connect(memory: CampaignMemory, protocol: str) -> Connect:
+    """Open an in-memory MCP client on a server over the test campaign."""
+
+    @contextlib.asynccontextmanager
+    async def open_client(
+        *,
+        npc_id: str | None = None,
+        tier: Tier = Tier.STANDARD,
+        style: NameStyle = NameStyle.DOTTED,
+    ) -> AsyncIterator[Client]:
+        state = ServerState(memory=memory, npc_id=npc_id, policy=tier_policy(tier))
+        async with Client(build_server(state, style), mode=protocol) as client:
+            yield client
+
+    return open_client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """Call a tool that must succeed; its structured result."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def call_error(client: Client, tool: str, **arguments: Any) -> str:
+    """Call a tool that must fail; its error text."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, result.structured_content
+    return result.content[0].text
