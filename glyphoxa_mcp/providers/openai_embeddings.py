@@ -1,0 +1,77 @@
+"""Embeddings from OpenAI or any OpenAI-compatible server (Ollama, vLLM, LM Studio)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import openai
+
+from glyphoxa_mcp.errors import ConfigurationError, DatabaseError, GlyphoxaError
+
+BATCH_SIZE = 256
+# The OpenAI client retries 429s and 5xx with exponential backoff, honouring Retry-After.
+MAX_RETRIES = 5
+# Models that can shorten their vectors on request (Matryoshka training).
+SHORTENABLE = ("text-embedding-3-",)
+
+
+class ProviderError(GlyphoxaError):
+    """The embedding provider failed; check its URL, key and model."""
+
+
+class OpenAIEmbedder:
+    def __init__(
+        self,
+        *,
+        model: str,
+        dimension: int,
+        api_key: str | None,
+        base_url: str | None,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self.model = model
+        self.dimension = dimension
+        self._shorten = model.startswith(SHORTENABLE)
+        self._client = openai.AsyncOpenAI(
+            # Local servers ignore the key, but the client insists on one.
+            api_key=api_key or "not-needed",
+            base_url=base_url,
+            max_retries=MAX_RETRIES,
+            timeout=timeout_s,
+        )
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), BATCH_SIZE):
+            vectors.extend(await self._embed_batch(list(texts[start : start + BATCH_SIZE])))
+        return vectors
+
+    async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        extra = {"dimensions": self.dimension} if self._shorten else {}
+        try:
+            response = await self._client.embeddings.create(model=self.model, input=batch, **extra)
+        except openai.AuthenticationError as exc:
+            raise ConfigurationError(
+                f"The embedding provider refused the API key ({exc.status_code}). Set "
+                "GLYPHOXA_OPENAI_API_KEY or OPENAI_API_KEY."
+            ) from exc
+        except openai.NotFoundError as exc:
+            raise ConfigurationError(
+                f"The embedding provider has no model {self.model!r}. Set GLYPHOXA_EMBEDDING_MODEL."
+            ) from exc
+        except (openai.OpenAIError, ValueError) as exc:
+            # ValueError: the client lets a JSONDecodeError through for an unparseable body.
+            raise ProviderError(f"Embedding with {self.model} failed: {exc}") from exc
+        ordered = sorted(response.data, key=lambda item: item.index)
+        if len(ordered) != len(batch):
+            raise ProviderError(
+                f"The embedding provider returned {len(ordered)} vectors for {len(batch)} texts."
+            )
+        vectors = [list(item.embedding) for item in ordered]
+        if any(len(v) != self.dimension for v in vectors):
+            raise DatabaseError(
+                f"{self.model} returns {len(vectors[0])}-dimensional vectors but the database "
+                f"stores {self.dimension}. Use a matching model or a new database "
+                "(--data-dir / --dsn) with GLYPHOXA_EMBEDDING_DIM set to the model's size."
+            )
+        return vectors
