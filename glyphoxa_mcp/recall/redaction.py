@@ -10,23 +10,21 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from glyphoxa_mcp.recall.mentions import NamePattern
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @dataclass(frozen=True)
 class Redactor:
-    pattern: re.Pattern[str] | None
+    hidden: NamePattern
 
     @classmethod
     def hiding(cls, terms: Iterable[str]) -> Redactor:
-        cleaned = sorted({t.strip() for t in terms if len(t.strip()) >= 2}, key=len, reverse=True)
-        if not cleaned:
-            return cls(None)
-        alternatives = "|".join(re.escape(term) for term in cleaned)
-        return cls(re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE))
+        return cls(NamePattern.of_terms((term, term) for term in terms))
 
     def mentions_hidden(self, text: str) -> bool:
-        return self.pattern is not None and self.pattern.search(text) is not None
+        return self.hidden.found_in(text)
 
     def redact(self, text: str) -> tuple[str, int]:
         """The text without sentences that name something hidden, and how many were dropped."""
@@ -37,4 +35,4 @@ class Redactor:
         return " ".join(kept), len(sentences) - len(kept)
 
 
-SHOW_EVERYTHING = Redactor(None)
+SHOW_EVERYTHING = Redactor(NamePattern.of_terms(()))

@@ -150,7 +150,9 @@ class SearchFilters(Frozen):
     """Filters shared by the session log and the semantic index, applied in SQL."""
 
     session_id: Key | None = None
-    speaker_id: str | None = None
+    speaker_ids: tuple[str, ...] | None = Field(
+        default=None, description="Any of these speakers; an empty tuple matches nothing."
+    )
     npc_id: Key | None = None
     after: AwareDatetime | None = None
     before: AwareDatetime | None = None

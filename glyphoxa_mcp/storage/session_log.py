@@ -74,6 +74,11 @@ SELECT {ENTRY_COLUMNS} FROM session_entries e
 WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
 ORDER BY e.spoken_at, e.id
 """
+SELECT_SPEAKERS = """
+SELECT DISTINCT speaker_id FROM session_entries
+WHERE campaign_id = $1 AND (speaker_id = $2 OR lower(speaker_name) = lower($2))
+ORDER BY speaker_id
+"""
 SELECT_SESSION_ENTRIES = f"""
 SELECT {ENTRY_COLUMNS} FROM session_entries e
 WHERE e.campaign_id = $1 AND e.session_id = $2
@@ -162,6 +167,12 @@ class SessionLog:
         with driver_errors("read entries"):
             rows = await self._pool.fetch(SELECT_BY_IDS, self.campaign_id, list(entry_ids))
         return [_entry(row) for row in rows]
+
+    async def speaker_ids(self, speaker: str) -> list[str]:
+        """The ids of speakers known by this id or (case-insensitively) this name."""
+        with driver_errors("look up a speaker"):
+            rows = await self._pool.fetch(SELECT_SPEAKERS, self.campaign_id, speaker.strip())
+        return [row["speaker_id"] for row in rows]
 
     async def search(
         self, query: str, filters: SearchFilters = NO_FILTERS, limit: int = 10

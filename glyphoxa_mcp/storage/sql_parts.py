@@ -31,8 +31,9 @@ def entry_conditions(filters: SearchFilters, params: Params, alias: str) -> list
     conditions = []
     if filters.session_id is not None:
         conditions.append(f"{alias}.session_id = {params.add(filters.session_id)}")
-    if filters.speaker_id is not None:
-        conditions.append(f"{alias}.speaker_id = {params.add(filters.speaker_id)}")
+    if filters.speaker_ids is not None:
+        speakers = params.add(list(filters.speaker_ids))
+        conditions.append(f"{alias}.speaker_id = ANY({speakers}::text[])")
     if filters.npc_id is not None:
         conditions.append(f"{alias}.npc_id = {params.add(filters.npc_id)}")
     if filters.after is not None:
@@ -47,8 +48,8 @@ def chunk_conditions(filters: SearchFilters, params: Params, alias: str) -> list
     conditions = []
     if filters.session_id is not None:
         conditions.append(f"{alias}.session_id = {params.add(filters.session_id)}")
-    if filters.speaker_id is not None:
-        conditions.append(f"{alias}.speaker_ids @> ARRAY[{params.add(filters.speaker_id)}::text]")
+    if filters.speaker_ids is not None:
+        conditions.append(f"{alias}.speaker_ids && {params.add(list(filters.speaker_ids))}::text[]")
     if filters.npc_id is not None:
         conditions.append(f"{alias}.npc_ids @> ARRAY[{params.add(filters.npc_id)}::text]")
     if filters.after is not None:

@@ -69,7 +69,7 @@ async def test_filters_apply_before_ranking(memory: CampaignMemory) -> None:
         return [m.chunk.content for m in found]
 
     assert await contents(session_id="s2") == ["Mira: s2 caravan"]
-    assert await contents(speaker_id="tomas") == [CHUNKS[2].content]
+    assert await contents(speaker_ids=("tomas",)) == [CHUNKS[2].content]
     assert await contents(npc_id="grimjaw") == [CHUNKS[1].content]
     # Time filters keep chunks whose span overlaps the range.
     window = await contents(

@@ -82,7 +82,7 @@ async def test_search_filters_apply_in_sql(memory: CampaignMemory) -> None:
         return sorted(r.entry.text for r in found)
 
     assert await texts(session_id="s2") == ["The caravan is found."]
-    assert await texts(speaker_id="grimjaw") == [TALK[1].text]
+    assert await texts(speaker_ids=("grimjaw",)) == [TALK[1].text]
     assert await texts(npc_id="grimjaw") == [TALK[1].text]
     assert await texts(
         after=START + timedelta(seconds=30), before=START + timedelta(seconds=61)
@@ -136,3 +136,12 @@ def test_bad_entries_name_the_field(changes: dict[str, object], field: str) -> N
     with pytest.raises(InvalidInputError) as caught:
         build(NewEntry, **(values | changes))
     assert caught.value.field == field
+
+
+async def test_speakers_are_found_by_id_or_name(memory: CampaignMemory) -> None:
+    await memory.log.append_many("s1", TALK)
+    assert await memory.log.speaker_ids("GRIMJAW") == ["grimjaw"]
+    assert await memory.log.speaker_ids("mira") == ["mira"]
+    assert await memory.log.speaker_ids("nobody") == []
+    none = await memory.log.search("caravan", SearchFilters(speaker_ids=()))
+    assert none == []
