@@ -19,6 +19,7 @@ from glyphoxa_mcp.storage.models import (
     checked_embedding,
 )
 from glyphoxa_mcp.storage.sql_parts import Params, chunk_conditions, where
+from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 
 CHUNK_COLUMNS = (
     "c.id, c.session_id, c.content, c.speaker_ids, c.npc_ids, c.entity_ids, c.topics, "
@@ -38,9 +39,6 @@ SELECT {CHUNK_COLUMNS} FROM chunks c
 WHERE c.campaign_id = $1 AND c.id = ANY($2::bigint[])
 ORDER BY c.started_at, c.id
 """
-# HNSW keeps ef_search candidates before filtering, so ask for a few more than needed.
-MIN_EF_SEARCH = 40
-MAX_EF_SEARCH = 1000
 
 
 def content_hash(content: str) -> bytes:
@@ -97,8 +95,7 @@ class SemanticIndex:
     ) -> list[ChunkMatch]:
         """The `k` chunks closest to `embedding` by cosine distance, nearest first.
 
-        Uses the HNSW index; when filters leave fewer than `k` of its candidates, the exact
-        answer is computed over the filtered rows instead, so a filter never hides a match.
+        A filter never hides a match: see `vector_search`.
         """
         vector = checked_embedding(embedding, self.dimension)
         if k < 1:
@@ -106,23 +103,14 @@ class SemanticIndex:
         params = Params(self.campaign_id, vector)
         conditions = ["c.campaign_id = $1", *chunk_conditions(filters, params, "c")]
         limit = params.add(k)
-        approximate = f"""
+        select = f"""
             SELECT {CHUNK_COLUMNS}, c.embedding <=> $2 AS distance FROM chunks c
             WHERE {where(conditions)}
-            ORDER BY c.embedding <=> $2 LIMIT {limit}
         """
-        exact = f"""
-            WITH candidates AS MATERIALIZED (
-                SELECT {CHUNK_COLUMNS}, c.embedding <=> $2 AS distance FROM chunks c
-                WHERE {where(conditions)}
-            )
-            SELECT * FROM candidates ORDER BY distance, id LIMIT {limit}
-        """
-        ef_search = min(max(MIN_EF_SEARCH, 2 * k), MAX_EF_SEARCH)
+        approximate = f"{select} ORDER BY c.embedding <=> $2 LIMIT {limit}"
+        exact = exact_variant(select, "distance, id", limit)
         with driver_errors("search the semantic index"):
-            async with self._pool.acquire() as conn, conn.transaction():
-                await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-                rows = await conn.fetch(approximate, *params.values)
-                if len(rows) < k:
-                    rows = await conn.fetch(exact, *params.values)
+            rows = await nearest_rows(
+                self._pool, approximate=approximate, exact=exact, args=params.values, k=k
+            )
         return [ChunkMatch(chunk=chunk_from_row(row), distance=row["distance"]) for row in rows]

@@ -1,0 +1,100 @@
+"""L3 fact search: full-text and vector rankings of current facts, filtered in SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.storage.knowledge_graph import FACT_COLUMNS, fact_from_row
+from glyphoxa_mcp.storage.models import FactMatch, checked_embedding, checked_query
+from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, or_tsquery, visible, where
+from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
+
+
+@dataclass(frozen=True)
+class FactFilters:
+    subject_ids: tuple[str, ...] | None = None
+    session_id: str | None = None
+    real_after: datetime | None = None
+    real_before: datetime | None = None
+    story_after: float | None = None
+    story_before: float | None = None
+
+
+def _conditions(filters: FactFilters, params: Params, npc: str) -> list[str]:
+    conditions = [
+        "f.campaign_id = $1",
+        "f.superseded_by IS NULL",
+        visible("f", npc),
+        f"(f.subject_id IS NULL OR {entity_visible('s', npc)})",
+    ]
+    if filters.subject_ids is not None:
+        conditions.append(f"f.subject_id = ANY({params.add(list(filters.subject_ids))}::text[])")
+    if filters.session_id is not None:
+        conditions.append(f"f.session_id = {params.add(filters.session_id)}")
+    if filters.real_after is not None:
+        conditions.append(f"f.occurred_at >= {params.add(filters.real_after)}")
+    if filters.real_before is not None:
+        conditions.append(f"f.occurred_at < {params.add(filters.real_before)}")
+    if filters.story_after is not None:
+        conditions.append(f"f.story_day >= {params.add(filters.story_after)}")
+    if filters.story_before is not None:
+        conditions.append(f"f.story_day < {params.add(filters.story_before)}")
+    return conditions
+
+
+class FactQueries:
+    """Searches over one campaign's current facts, within an NPC's scope (None: the DM)."""
+
+    def __init__(self, db: Database, campaign_id: str) -> None:
+        self._pool = db.pool
+        self.dimension = db.embedding_dim
+        self.campaign_id = campaign_id
+
+    async def by_text(
+        self, query: str, filters: FactFilters, *, k: int, npc_id: str | None
+    ) -> list[FactMatch]:
+        """Facts sharing words with the query, most relevant first."""
+        params = Params(self.campaign_id)
+        npc = params.add(npc_id)
+        tsquery = or_tsquery(params.add(checked_query(query)))
+        conditions = ["f.tsv @@ q.query", *_conditions(filters, params, npc)]
+        sql = f"""
+            SELECT {FACT_COLUMNS}, ts_rank_cd(f.tsv, q.query) AS score
+            FROM facts f
+            LEFT JOIN entities s ON s.campaign_id = f.campaign_id AND s.id = f.subject_id
+            CROSS JOIN (SELECT {tsquery} AS query) q
+            WHERE {where(conditions)}
+            ORDER BY score DESC, f.id
+            LIMIT {params.add(k)}
+        """
+        with driver_errors("search facts"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [FactMatch(fact=fact_from_row(row), score=row["score"]) for row in rows]
+
+    async def by_vector(
+        self, embedding: Sequence[float], filters: FactFilters, *, k: int, npc_id: str | None
+    ) -> list[FactMatch]:
+        """Embedded facts nearest the query vector (score: cosine similarity)."""
+        vector = checked_embedding(embedding, self.dimension)
+        params = Params(self.campaign_id)
+        npc = params.add(npc_id)
+        query_vector = params.add(vector)
+        conditions = ["f.embedding IS NOT NULL", *_conditions(filters, params, npc)]
+        select = f"""
+            SELECT {FACT_COLUMNS}, f.embedding <=> {query_vector} AS distance
+            FROM facts f
+            LEFT JOIN entities s ON s.campaign_id = f.campaign_id AND s.id = f.subject_id
+            WHERE {where(conditions)}
+        """
+        limit = params.add(k)
+        approximate = f"{select} ORDER BY f.embedding <=> {query_vector} LIMIT {limit}"
+        exact = exact_variant(select, "distance, id", limit)
+        with driver_errors("search facts by meaning"):
+            rows = await nearest_rows(
+                self._pool, approximate=approximate, exact=exact, args=params.values, k=k
+            )
+        return [FactMatch(fact=fact_from_row(row), score=1 - row["distance"]) for row in rows]

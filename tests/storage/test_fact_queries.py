@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from glyphoxa_mcp.storage.fact_queries import FactFilters
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewFact, NewSession, Visibility
+from tests.storage.graph_fixtures import build_village
+
+NONE = FactFilters()
+
+
+async def add_timed_facts(memory: CampaignMemory) -> None:
+    await memory.sessions.upsert(NewSession(id="s2"))
+    for day, text, session, vector in [
+        (2, "The bridge collapsed in the storm.", "s1", [1, 0, 0, 0]),
+        (5, "The bridge was rebuilt by the Town Watch.", "s2", [0.9, 0.1, 0, 0]),
+        (9, "A storm flooded the lower town.", "s2", [0, 1, 0, 0]),
+    ]:
+        await memory.graph.upsert_fact(
+            NewFact(
+                subject_id="town-watch",
+                text=text,
+                story_day=day,
+                session_id=session,
+                occurred_at=datetime(2026, 3, day, 20, tzinfo=UTC),
+                embedding=vector,
+            )
+        )
+
+
+async def test_text_search_ranks_by_relevance(memory: CampaignMemory) -> None:
+    await build_village(memory)
+    await add_timed_facts(memory)
+    found = await memory.facts.by_text("bridge storm", NONE, k=10, npc_id=None)
+    assert found[0].fact.text == "The bridge collapsed in the storm."
+    assert [f.score for f in found] == sorted((f.score for f in found), reverse=True)
+
+
+async def test_story_and_real_time_filters(memory: CampaignMemory) -> None:
+    await build_village(memory)
+    await add_timed_facts(memory)
+
+    async def texts(**filters: object) -> list[str]:
+        found = await memory.facts.by_text(
+            "bridge storm town", FactFilters(**filters), k=10, npc_id=None
+        )
+        return sorted(f.fact.text for f in found)
+
+    assert await texts(story_after=3, story_before=9) == [
+        "The bridge was rebuilt by the Town Watch."
+    ]
+    assert await texts(real_before=datetime(2026, 3, 3, tzinfo=UTC)) == [
+        "The bridge collapsed in the storm."
+    ]
+    assert await texts(session_id="s2", story_after=6) == ["A storm flooded the lower town."]
+    assert await texts(subject_ids=("grimjaw",)) == ["Grimjaw once served in the Town Watch."]
+
+
+async def test_vector_search_finds_meaning_and_respects_filters(memory: CampaignMemory) -> None:
+    await build_village(memory)
+    await add_timed_facts(memory)
+    found = await memory.facts.by_vector([1, 0.05, 0, 0], NONE, k=2, npc_id=None)
+    assert [f.fact.story_day for f in found] == [2, 5]
+    assert found[0].score > found[1].score
+    later = await memory.facts.by_vector([1, 0, 0, 0], FactFilters(story_after=6), k=2, npc_id=None)
+    assert [f.fact.story_day for f in later] == [9]
+
+
+async def test_facts_hidden_from_the_npc_never_match(memory: CampaignMemory) -> None:
+    await build_village(memory)
+    await memory.graph.upsert_fact(
+        NewFact(
+            subject_id="red-kettle",
+            text="The Red Kettle hides a smugglers' tunnel.",
+            visibility=Visibility(secret=True),
+            embedding=[0, 0, 1, 0],
+        )
+    )
+    as_mira = await memory.facts.by_text("cult kettle tunnel anvil", NONE, k=10, npc_id="mira")
+    assert as_mira == []
+    assert await memory.facts.by_vector([0, 0, 1, 0], NONE, k=5, npc_id="mira") == []
+    as_vask = await memory.facts.by_text("cult", NONE, k=10, npc_id="vask")
+    assert [f.fact.subject_id for f in as_vask] == ["cult"]
+    as_dm = await memory.facts.by_text("kettle tunnel anvil", NONE, k=10, npc_id=None)
+    assert len(as_dm) == 3
