@@ -43,7 +43,7 @@ async def test_story_and_real_time_filters(memory: CampaignMemory) -> None:
 
     async def texts(**filters: object) -> list[str]:
         found = await memory.facts.by_text(
-            "bridge storm town", FactFilters(**filters), k=10, npc_id=None
+            "bridge storm watch", FactFilters(**filters), k=10, npc_id=None
         )
         return sorted(f.fact.text for f in found)
 
