@@ -8,6 +8,7 @@ each test gets its own clone, so tests never see each other's rows.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -31,6 +32,7 @@ TEST_EMBEDDING_DIM = 4
 class PostgresForTests:
     admin_dsn: str
     template: str
+    template_384: str
 
     def dsn(self, database: str) -> str:
         return database_dsn(self.admin_dsn, database)
@@ -52,11 +54,11 @@ async def _drop_database(admin_dsn: str, name: str) -> None:
     await _admin(admin_dsn, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-async def _prepare_template(admin_dsn: str, template: str) -> None:
+async def _prepare_template(admin_dsn: str, template: str, dimension: int) -> None:
     await _create_database(admin_dsn, template)
     conn = await asyncpg.connect(database_dsn(admin_dsn, template))
     try:
-        await migrate(conn, TEST_EMBEDDING_DIM)
+        await migrate(conn, dimension)
     finally:
         await conn.close()
 
@@ -65,10 +67,14 @@ async def _prepare_template(admin_dsn: str, template: str) -> None:
 def test_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresForTests]:
     external = os.environ.get("GLYPHOXA_TEST_DSN")
     admin_dsn = external or start_embedded_server(tmp_path_factory.mktemp("embedded"))
-    server = PostgresForTests(admin_dsn, f"glyphoxa_template_{uuid.uuid4().hex[:8]}")
-    asyncio.run(_prepare_template(admin_dsn, server.template))
+    run = uuid.uuid4().hex[:8]
+    server = PostgresForTests(admin_dsn, f"glyphoxa_template_{run}", f"glyphoxa_template384_{run}")
+    asyncio.run(_prepare_template(admin_dsn, server.template, TEST_EMBEDDING_DIM))
+    # The offline model's width, for tests that embed real text.
+    asyncio.run(_prepare_template(admin_dsn, server.template_384, 384))
     yield server
-    asyncio.run(_drop_database(admin_dsn, server.template))
+    for template in (server.template, server.template_384):
+        asyncio.run(_drop_database(admin_dsn, template))
 
 
 @pytest.fixture
@@ -80,16 +86,33 @@ async def empty_database(test_server: PostgresForTests) -> AsyncIterator[str]:
     await _drop_database(test_server.admin_dsn, name)
 
 
+@contextlib.asynccontextmanager
+async def _database_from(
+    server: PostgresForTests, template: str, dimension: int
+) -> AsyncIterator[Database]:
+    name = f"glyphoxa_test_{uuid.uuid4().hex[:8]}"
+    await _create_database(server.admin_dsn, name, template=template)
+    location = DatabaseLocation(server.dsn(name), f"test database {name}")
+    database = await Database.open_dsn(location, dimension, max_size=4)
+    try:
+        yield database
+    finally:
+        await database.close()
+        await _drop_database(server.admin_dsn, name)
+
+
 @pytest.fixture
 async def db(test_server: PostgresForTests) -> AsyncIterator[Database]:
-    """A migrated database of its own for this test."""
-    name = f"glyphoxa_test_{uuid.uuid4().hex[:8]}"
-    await _create_database(test_server.admin_dsn, name, template=test_server.template)
-    location = DatabaseLocation(test_server.dsn(name), f"test database {name}")
-    database = await Database.open_dsn(location, TEST_EMBEDDING_DIM, max_size=4)
-    yield database
-    await database.close()
-    await _drop_database(test_server.admin_dsn, name)
+    """A migrated database of its own for this test (4-dimensional vectors)."""
+    async with _database_from(test_server, test_server.template, TEST_EMBEDDING_DIM) as database:
+        yield database
+
+
+@pytest.fixture
+async def db384(test_server: PostgresForTests) -> AsyncIterator[Database]:
+    """A migrated database of its own, sized for the offline embedding model."""
+    async with _database_from(test_server, test_server.template_384, 384) as database:
+        yield database
 
 
 async def _campaign(
@@ -111,3 +134,9 @@ async def memory(db: Database) -> CampaignMemory:
 async def other_campaign(db: Database) -> CampaignMemory:
     """A second campaign 'frostmere' with its own session 's1', for isolation tests."""
     return await _campaign(db, "frostmere", "Frostmere", "Cold open")
+
+
+@pytest.fixture
+async def semantic_memory(db384: Database) -> CampaignMemory:
+    """Campaign 'ashfall' with a session 's1', in a database for real 384-d embeddings."""
+    return await _campaign(db384, "ashfall", "Ashfall", "The Red Kettle")

@@ -85,3 +85,46 @@ class SessionSummaryResult(BaseModel):
     )
     scope: str
     note: str | None = None
+
+
+class SessionHit(BaseModel):
+    session_id: str | None
+    session_title: str | None
+    text: str = Field(description="What was said, one 'Speaker: words' line per utterance.")
+    started_at: datetime | None
+    ended_at: datetime | None
+    score: float = Field(description="Fused relevance; higher is better.")
+    entry_ids: list[int] = Field(description="The transcript entries (L1) this text covers.")
+    matched_by: list[str] = Field(description="Which rankings found it: meaning, words, graph.")
+    redacted_sentences: int = 0
+
+
+class SearchSessionsResult(BaseModel):
+    results: list[SessionHit]
+    top_k: CountLimit
+    scope: str
+    note: str | None = None
+
+
+class FactHit(BaseModel):
+    kind: Literal["fact", "relationship"]
+    id: int
+    text: str = Field(description="The fact, or the relationship written as a sentence.")
+    subject_id: str | None
+    subject_name: str | None
+    session_id: str | None
+    story_day: float | None = Field(description="When it happened on the campaign's calendar.")
+    story_label: str | None
+    occurred_at: datetime | None = Field(description="When it happened at the table.")
+    provenance: ProvenanceView
+    secret: bool
+    score: float
+    matched_by: list[str]
+
+
+class SearchFactsResult(BaseModel):
+    results: list[FactHit]
+    top_k: CountLimit
+    entity: EntityRef | None = Field(default=None, description="The entity the search was about.")
+    scope: str
+    note: str | None = None

@@ -11,7 +11,8 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from glyphoxa_mcp.errors import GlyphoxaError
+from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError
+from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor
 from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -24,7 +25,13 @@ class ServerState:
     memory: CampaignMemory
     npc_id: str | None
     policy: TierPolicy
+    embedder: Embedder | None = None
     review_threshold: float = DEFAULT_REVIEW_THRESHOLD
+
+    async def embed_query(self, query: str) -> list[float]:
+        if self.embedder is None:
+            raise ConfigurationError("This server has no embedder configured.")
+        return (await self.embedder.embed([query]))[0]
 
     @property
     def scope(self) -> str:

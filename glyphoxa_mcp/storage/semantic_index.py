@@ -17,8 +17,9 @@ from glyphoxa_mcp.storage.models import (
     NewChunk,
     SearchFilters,
     checked_embedding,
+    checked_query,
 )
-from glyphoxa_mcp.storage.sql_parts import Params, chunk_conditions, where
+from glyphoxa_mcp.storage.sql_parts import Params, chunk_conditions, or_tsquery, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 
 CHUNK_COLUMNS = (
@@ -114,3 +115,26 @@ class SemanticIndex:
                 self._pool, approximate=approximate, exact=exact, args=params.values, k=k
             )
         return [ChunkMatch(chunk=chunk_from_row(row), distance=row["distance"]) for row in rows]
+
+    async def search_text(
+        self, query: str, filters: SearchFilters = NO_FILTERS, k: int = 10
+    ) -> list[ChunkMatch]:
+        """Chunks sharing words with the query, most relevant first; `distance` is 1 - rank
+        normalised into [0, 1), so smaller is better here too."""
+        params = Params(self.campaign_id)
+        tsquery = or_tsquery(params.add(checked_query(query)))
+        conditions = [
+            "c.campaign_id = $1",
+            "c.tsv @@ q.query",
+            *chunk_conditions(filters, params, "c"),
+        ]
+        sql = f"""
+            SELECT {CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q.query, 32) AS rank
+            FROM chunks c, (SELECT {tsquery} AS query) q
+            WHERE {where(conditions)}
+            ORDER BY rank DESC, c.id
+            LIMIT {params.add(k)}
+        """
+        with driver_errors("search the semantic index by words"):
+            rows = await self._pool.fetch(sql, *params.values)
+        return [ChunkMatch(chunk=chunk_from_row(row), distance=1 - row["rank"]) for row in rows]

@@ -177,7 +177,8 @@ class SessionLog:
     async def search(
         self, query: str, filters: SearchFilters = NO_FILTERS, limit: int = 10
     ) -> list[EntryMatch]:
-        """Entries matching any of the query's words, most relevant first."""
+        """Entries matching any of the query's words, most relevant first; `rank` is in
+        [0, 1), comparable with `SemanticIndex.search_text`."""
         params = Params(self.campaign_id)
         tsquery = or_tsquery(params.add(checked_query(query)))
         conditions = [
@@ -186,7 +187,7 @@ class SessionLog:
             *entry_conditions(filters, params, "e"),
         ]
         sql = f"""
-            SELECT {ENTRY_COLUMNS}, ts_rank_cd(e.tsv, q.query) AS rank
+            SELECT {ENTRY_COLUMNS}, ts_rank_cd(e.tsv, q.query, 32) AS rank
             FROM session_entries e, (SELECT {tsquery} AS query) q
             WHERE {where(conditions)}
             ORDER BY rank DESC, e.spoken_at DESC, e.id

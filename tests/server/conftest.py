@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from mcp.client import Client
 
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
@@ -53,3 +54,33 @@ async def call_error(client: Client, tool: str, **arguments: Any) -> str:
     result = await client.call_tool(tool, arguments)
     assert result.is_error, result.structured_content
     return result.content[0].text
+
+
+@pytest.fixture(scope="session")
+def offline_embedder() -> LocalMiniLMEmbedder:
+    return LocalMiniLMEmbedder()
+
+
+@pytest.fixture
+def connect_semantic(
+    semantic_memory: CampaignMemory, protocol: str, offline_embedder: LocalMiniLMEmbedder
+) -> Connect:
+    """Like `connect`, over a campaign whose vectors come from the offline model."""
+
+    @contextlib.asynccontextmanager
+    async def open_client(
+        *,
+        npc_id: str | None = None,
+        tier: Tier = Tier.STANDARD,
+        style: NameStyle = NameStyle.DOTTED,
+    ) -> AsyncIterator[Client]:
+        state = ServerState(
+            memory=semantic_memory,
+            npc_id=npc_id,
+            policy=tier_policy(tier),
+            embedder=offline_embedder,
+        )
+        async with Client(build_server(state, style), mode=protocol) as client:
+            yield client
+
+    return open_client

@@ -21,7 +21,7 @@ ENTITIES = [
         attributes={"occupation": "blacksmith", "personality": "gruff"},
     ),
     NewEntity(type=EntityType.NPC, name="Mira"),
-    NewEntity(type=EntityType.NPC, name="Captain Oriel Vask", id="vask"),
+    NewEntity(type=EntityType.NPC, name="Captain Oriel Vask", id="vask", aliases=("Vask",)),
     NewEntity(type=EntityType.FACTION, name="Smiths Guild"),
     NewEntity(type=EntityType.FACTION, name="Town Watch"),
     NewEntity(

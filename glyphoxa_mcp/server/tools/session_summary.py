@@ -38,7 +38,7 @@ async def get_session_summary(
                 "Give session_id or sessions_ago, not both.", field="sessions_ago"
             )
         if session_id is not None and session_id.strip():
-            session = await _known_session(state.memory.sessions, session_id.strip())
+            session = await known_session(state.memory.sessions, session_id.strip())
         else:
             session = await sessions.finished(1 if sessions_ago is None else sessions_ago)
         redactor = await state.redactor()
@@ -69,7 +69,7 @@ async def get_session_summary(
         )
 
 
-async def _known_session(sessions: Any, session_id: str) -> Session:
+async def known_session(sessions: Any, session_id: str) -> Session:
     try:
         return await sessions.get(session_id)
     except NotFoundError:

@@ -1,0 +1,205 @@
+"""memory.search_sessions: what was said in past sessions, found by meaning and by words."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
+from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.recall.redaction import Redactor
+from glyphoxa_mcp.recall.time_bounds import parse_time_bound
+from glyphoxa_mcp.server.results import CountLimit, SearchSessionsResult, SessionHit
+from glyphoxa_mcp.server.state import ServerState, state_of, tool_errors
+from glyphoxa_mcp.server.tiers import clamp
+from glyphoxa_mcp.server.tools.session_summary import known_session
+from glyphoxa_mcp.storage.models import Chunk, Entry, SearchFilters
+
+DESCRIPTION = (
+    "Search the transcripts of past sessions for what was said: by meaning and by words. "
+    "Use it for 'do you remember…', promises, names mentioned in passing, or what someone "
+    "said. Filter by session, speaker, NPC or time. Each result is a passage with speaker "
+    "labels, its session and time."
+)
+# How many candidates each ranking contributes to the fusion, per result wanted.
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 20
+
+Key = tuple[str, int]  # ("chunk" | "entry", id)
+
+
+async def search_sessions(
+    ctx: Context[Any, Any],
+    query: Annotated[str, Field(description="What to look for, in plain words.", max_length=1000)],
+    top_k: Annotated[int, Field(description="How many passages to return (1-50 by tier).")] = 5,
+    session_id: Annotated[
+        str | None, Field(description="Only this session.", max_length=128)
+    ] = None,
+    speaker: Annotated[
+        str | None,
+        Field(description="Only what this speaker said (name or id).", max_length=200),
+    ] = None,
+    npc_id: Annotated[
+        str | None, Field(description="Only what this NPC said.", max_length=128)
+    ] = None,
+    after: Annotated[
+        str | None, Field(description="Only from this time on (ISO date or time).")
+    ] = None,
+    before: Annotated[
+        str | None, Field(description="Only before this time (ISO date or time).")
+    ] = None,
+) -> SearchSessionsResult:
+    state = state_of(ctx)
+    count = clamp(top_k, state.policy.max_results)
+    empty = SearchSessionsResult(results=[], top_k=CountLimit.of(count), scope=state.scope)
+    with tool_errors():
+        if "\x00" in query:
+            raise InvalidInputError("query must not contain NUL characters.", field="query")
+        if not query.strip():
+            return empty.model_copy(update={"note": "The query is blank: nothing to search."})
+        filters = await _filters(state, session_id, speaker, npc_id, after, before)
+        if filters is None:
+            return empty.model_copy(update={"note": f"No speaker named {speaker!r}."})
+        hits = await SessionSearch(state, filters).run(query.strip(), count.used)
+        return empty.model_copy(
+            update={"results": hits, "note": None if hits else "Nothing matched."}
+        )
+
+
+async def _filters(
+    state: ServerState,
+    session_id: str | None,
+    speaker: str | None,
+    npc_id: str | None,
+    after: str | None,
+    before: str | None,
+) -> SearchFilters | None:
+    bounds = {}
+    for field, value in (("after", after), ("before", before)):
+        bound = parse_time_bound(value, field)
+        if bound is not None and bound.real is None:
+            raise InvalidInputError(
+                f"{field} must be a date or time here; transcripts are searched by when they "
+                "were spoken at the table, not by story day.",
+                field=field,
+            )
+        bounds[field] = bound.real if bound else None
+    if session_id is not None and session_id.strip():
+        await known_session(state.memory.sessions, session_id.strip())
+    speaker_ids = None
+    if speaker is not None and speaker.strip():
+        speaker_ids = tuple(await state.memory.log.speaker_ids(speaker))
+        if not speaker_ids:
+            return None
+    return SearchFilters(
+        session_id=session_id.strip() if session_id and session_id.strip() else None,
+        speaker_ids=speaker_ids,
+        npc_id=npc_id.strip() if npc_id and npc_id.strip() else None,
+        after=bounds["after"],
+        before=bounds["before"],
+    )
+
+
+class SessionSearch:
+    def __init__(self, state: ServerState, filters: SearchFilters) -> None:
+        self.state = state
+        self.memory = state.memory
+        self.filters = filters
+
+    async def run(self, query: str, wanted: int) -> list[SessionHit]:
+        pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
+        embedding = await self.state.embed_query(query)
+        by_meaning = await self.memory.index.nearest(embedding, self.filters, k=pool)
+        chunk_words = await self.memory.index.search_text(query, self.filters, k=pool)
+        entry_words = await self.memory.log.search(query, self.filters, limit=pool)
+        chunks = {m.chunk.id: m.chunk for m in (*by_meaning, *chunk_words)}
+        entries = {m.entry.id: m.entry for m in entry_words}
+        # Passages and single utterances that share words with the query, in one ranking by
+        # the same normalised text rank.
+        words = sorted(
+            [(1 - m.distance, ("chunk", m.chunk.id)) for m in chunk_words]
+            + [(m.rank, ("entry", m.entry.id)) for m in entry_words],
+            key=lambda item: -item[0],
+        )
+        rankings: dict[str, list[Key]] = {
+            "meaning": [("chunk", m.chunk.id) for m in by_meaning],
+            "words": [key for _, key in words],
+        }
+        if self.state.policy.graph_expansion:
+            graph = await self._through_the_graph(query, embedding, pool)
+            chunks.update({c.id: c for c in graph})
+            rankings["graph"] = [("chunk", c.id) for c in graph]
+        fused = reciprocal_rank_fusion(rankings)
+        redactor = await self.state.redactor()
+        titles = {s.id: s.title for s in await self.memory.sessions.list()}
+        return self._hits(fused, chunks, entries, titles, redactor, wanted)
+
+    async def _through_the_graph(self, query: str, embedding: list[float], k: int) -> list[Chunk]:
+        """DEEP: chunks about the entities the query names and their neighbours."""
+        known = await self.memory.queries.entity_names(self.state.npc_id)
+        named = NamePattern.of_entities(known).owners_in(query)
+        if not named:
+            return []
+        found = await self.memory.queries.chunks_near_entities(
+            named, embedding, depth=1, k=k, npc_id=self.state.npc_id
+        )
+        return [
+            item.match.chunk
+            for item in found
+            if self.filters.session_id in (None, item.match.chunk.session_id)
+        ]
+
+    def _hits(
+        self,
+        fused: list[tuple[Key, float, tuple[str, ...]]],
+        chunks: dict[int, Chunk],
+        entries: dict[int, Entry],
+        titles: dict[str, str | None],
+        redactor: Redactor,
+        wanted: int,
+    ) -> list[SessionHit]:
+        hits: list[SessionHit] = []
+        covered: set[int] = set()
+        for (kind, item_id), score, found_by in fused:
+            if len(hits) == wanted:
+                break
+            if kind == "chunk":
+                chunk = chunks[item_id]
+                if set(chunk.entry_ids) and set(chunk.entry_ids) <= covered:
+                    continue
+                session_id, text, entry_ids = chunk.session_id, chunk.content, list(chunk.entry_ids)
+                started, ended = chunk.started_at, chunk.ended_at
+            else:
+                entry = entries[item_id]
+                if entry.id in covered:
+                    continue
+                session_id, text, entry_ids = (
+                    entry.session_id,
+                    f"{entry.speaker_name}: {entry.text}",
+                    [entry.id],
+                )
+                started = ended = entry.spoken_at
+            text, dropped = redactor.redact(text)
+            if not text.strip():
+                continue
+            covered.update(entry_ids)
+            title = titles.get(session_id) if session_id else None
+            if title is not None and redactor.mentions_hidden(title):
+                title = None
+            hits.append(
+                SessionHit(
+                    session_id=session_id,
+                    session_title=title,
+                    text=text,
+                    started_at=started,
+                    ended_at=ended,
+                    score=round(score, 6),
+                    entry_ids=entry_ids,
+                    matched_by=sorted(set(found_by)),
+                    redacted_sentences=dropped,
+                )
+            )
+        return hits

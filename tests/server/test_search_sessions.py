@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import pytest
+
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.server.tiers import Tier
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from tests.server.conftest import Connect, call, call_error
+from tests.server.semantic_fixtures import load_sessions
+from tests.storage.graph_fixtures import build_village
+
+TOOL = "memory.search_sessions"
+
+
+@pytest.fixture(autouse=True)
+async def campaign(semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder) -> None:
+    await build_village(semantic_memory)
+    await load_sessions(semantic_memory, offline_embedder)
+
+
+async def test_meaning_finds_a_paraphrase(connect_semantic: Connect) -> None:
+    async with connect_semantic() as client:
+        result = await call(client, TOOL, query="Which town did the traders travel to?", top_k=3)
+    top = next(hit for hit in result["results"][:2] if "Saltmere" in hit["text"])
+    assert "meaning" in top["matched_by"]
+    assert top["session_id"] == "s1" and top["session_title"] == "The Red Kettle"
+    assert top["text"].startswith("Mira: ") and "\nGrimjaw: " in top["text"]
+    assert len(top["entry_ids"]) == 2
+
+
+async def test_live_entries_not_yet_chunked_are_found_by_words(connect_semantic: Connect) -> None:
+    async with connect_semantic() as client:
+        result = await call(client, TOOL, query="ferry at the old mill")
+    ferry = "Grimjaw: The Town Watch keeps a ferry at the old mill."
+    top = next(hit for hit in result["results"][:2] if hit["text"] == ferry)
+    assert top["session_id"] == "s2" and top["matched_by"] == ["words"]
+    assert top["entry_ids"] and top["started_at"] == top["ended_at"]
+
+
+async def test_an_entry_inside_a_returned_passage_is_not_repeated(
+    connect_semantic: Connect,
+) -> None:
+    async with connect_semantic() as client:
+        result = await call(client, TOOL, query="forge a new sword promise", top_k=10)
+    covered = [i for hit in result["results"] for i in hit["entry_ids"]]
+    assert len(covered) == len(set(covered))
+
+
+async def test_filters_by_session_speaker_and_time(connect_semantic: Connect) -> None:
+    async with connect_semantic() as client:
+        s2 = await call(client, TOOL, query="caravan bridge river", session_id="s2")
+        grimjaw = await call(client, TOOL, query="caravan sword ferry", speaker="grimjaw", top_k=10)
+        later = await call(client, TOOL, query="caravan bridge", after="2026-03-05")
+        nobody = await call(client, TOOL, query="caravan", speaker="Smaug")
+    assert {h["session_id"] for h in s2["results"]} == {"s2"}
+    assert all("Grimjaw" in h["text"] for h in grimjaw["results"]) and grimjaw["results"]
+    assert {h["session_id"] for h in later["results"]} == {"s2"}
+    assert nobody["results"] == [] and "Smaug" in nobody["note"]
+
+
+async def test_an_npc_never_hears_what_it_may_not_know(connect_semantic: Connect) -> None:
+    async with connect_semantic(npc_id="mira") as client:
+        result = await call(client, TOOL, query="Where does the cult meet?", top_k=10)
+    text = " ".join(h["text"] for h in result["results"])
+    assert "Cult" not in text and "cult" not in text
+    assert any(h["redacted_sentences"] for h in result["results"])
+    async with connect_semantic(npc_id="vask") as client:
+        vask = await call(client, TOOL, query="Where does the cult meet?", top_k=3)
+    assert "Cult meets under the Red Kettle" in vask["results"][0]["text"]
+
+
+async def test_deep_expands_through_the_graph(connect_semantic: Connect) -> None:
+    async with connect_semantic(tier=Tier.DEEP) as client:
+        result = await call(client, TOOL, query="What do we know about Vask?", top_k=5)
+    assert any("graph" in h["matched_by"] for h in result["results"])
+    async with connect_semantic(tier=Tier.STANDARD) as client:
+        standard = await call(client, TOOL, query="What do we know about Vask?", top_k=5)
+    assert all("graph" not in h["matched_by"] for h in standard["results"])
+
+
+async def test_top_k_is_clamped_and_a_blank_query_returns_a_note(connect_semantic: Connect) -> None:
+    async with connect_semantic() as client:
+        many = await call(client, TOOL, query="caravan", top_k=900)
+        blank = await call(client, TOOL, query="   ")
+    assert many["top_k"] == {"requested": 900, "used": 20, "clamped": True}
+    assert blank["results"] == [] and "blank" in blank["note"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"query": "x", "session_id": "s9"}, "s1, s2"),
+        ({"query": "x", "after": "last week"}, "after"),
+        ({"query": "x", "before": "day 4"}, "not by story day"),
+        ({"query": "x" * 5000}, "query"),
+        ({"query": "caravan\x00"}, "NUL"),
+        ({"query": "x", "top_k": "ten"}, "top_k"),
+    ],
+)
+async def test_bad_input_names_the_problem(
+    connect_semantic: Connect, arguments: dict[str, object], named: str
+) -> None:
+    async with connect_semantic() as client:
+        assert named in await call_error(client, TOOL, **arguments)
