@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeVar
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -48,12 +50,20 @@ class DatabaseSettings(BaseModel):
 
     @classmethod
     def build(cls, **values: object) -> DatabaseSettings:
-        """Validate settings, naming the flag and variable of any bad value."""
-        given = {key: value for key, value in values.items() if value is not None}
-        try:
-            return cls(**given)
-        except ValidationError as exc:
-            raise ConfigurationError(describe_settings_error(exc)) from exc
+        return settings_from(cls, values)
+
+
+S = TypeVar("S", bound=BaseModel)
+
+
+def settings_from(model: type[S], values: Mapping[str, object]) -> S:
+    """Validate settings (unset values take the model's defaults), naming the flag and
+    environment variable of any bad value."""
+    given = {key: value for key, value in values.items() if value is not None}
+    try:
+        return model(**given)
+    except ValidationError as exc:
+        raise ConfigurationError(describe_settings_error(exc)) from exc
 
 
 def flag_and_env(field: str) -> str:

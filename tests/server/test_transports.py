@@ -1,0 +1,200 @@
+"""`glyphoxa-mcp serve` as users run it: a stdio subprocess, and HTTP on a loopback port."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import StdioServerParameters
+from mcp.client import Client
+from mcp.client.sse import sse_client
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from tests.server.semantic_fixtures import load_facts, load_sessions
+from tests.storage.graph_fixtures import build_village
+
+ALL_DOTTED = [
+    "memory.search_sessions",
+    "memory.query_entities",
+    "memory.get_session_summary",
+    "memory.search_facts",
+]
+
+
+@pytest.fixture
+async def served_env(
+    db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> dict[str, str]:
+    """Environment for a `serve` subprocess over the test campaign."""
+    await build_village(semantic_memory)
+    await load_sessions(semantic_memory, offline_embedder)
+    await load_facts(semantic_memory, offline_embedder)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GLYPHOXA_", "OPENAI_"))}
+    env.update(
+        {
+            "GLYPHOXA_DSN": db384.location.dsn,
+            "GLYPHOXA_EMBEDDING_DIM": "384",
+            "GLYPHOXA_CAMPAIGN": "ashfall",
+        }
+    )
+    return env
+
+
+def serve_args(*extra: str) -> list[str]:
+    return ["-m", "glyphoxa_mcp", "serve", *extra]
+
+
+async def test_stdio_serves_underscore_names_and_answers(served_env: dict[str, str]) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=serve_args("--tool-names", "underscore"),
+        env=served_env,
+        cwd=str(Path.cwd()),
+    )
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            assert tools == [name.replace(".", "_") for name in ALL_DOTTED]
+            result = await client.call_tool("memory_search_sessions", {"query": "caravan Saltmere"})
+            assert not result.is_error
+            assert "Saltmere" in result.structured_content["results"][0]["text"]
+            dotted = await client.call_tool("memory.query_entities", {"name": "grimjaw"})
+            assert dotted.structured_content["entities"][0]["id"] == "grimjaw"
+
+
+async def test_stdio_applies_the_npc_scope(served_env: dict[str, str]) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=serve_args("--npc", "mira", "--tier", "fast"),
+        env=served_env,
+    )
+    with anyio.fail_after(60):
+        async with Client(params, mode="legacy") as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["memory.query_entities"]
+            cult = await client.call_tool("memory.query_entities", {"name": "cult"})
+            assert cult.structured_content["entities"] == []
+            refused = await client.call_tool("memory.search_facts", {"query": "cult"})
+            assert refused.is_error and "FAST tier" in refused.content[0].text
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(served_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                *serve_args("--transport", "http", "--port", str(port), "--tier", "DEEP"),
+            ],
+            env=served_env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
+async def wait_until_healthy(base: str) -> dict[str, object]:
+    with anyio.fail_after(60):
+        async with httpx.AsyncClient() as http:
+            while True:
+                try:
+                    response = await http.get(f"{base}/healthz")
+                    if response.status_code == 200:
+                        return response.json()
+                except httpx.TransportError:
+                    pass
+                await anyio.sleep(0.2)
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_http_serves_every_tier_over_streamable_http_and_sse(
+    http_server: str, protocol: str
+) -> None:
+    health = await wait_until_healthy(http_server)
+    assert health["status"] == "ok" and health["default_tier"] == "DEEP"
+    assert health["tiers"]["FAST"] == {"streamable_http": "/fast/mcp", "sse": "/fast/sse"}
+    with anyio.fail_after(60):
+        async with Client(f"{http_server}/fast/mcp", mode=protocol) as fast:
+            assert [t.name for t in (await fast.list_tools()).tools] == ["memory.query_entities"]
+        async with Client(f"{http_server}/standard/mcp", mode=protocol) as standard:
+            assert [t.name for t in (await standard.list_tools()).tools] == ALL_DOTTED
+            facts = await standard.call_tool("memory.search_facts", {"query": "bridge rebuilt"})
+            assert "Town Watch" in facts.structured_content["results"][0]["text"]
+        async with Client(f"{http_server}/mcp", mode=protocol) as default:
+            deep = await default.call_tool(
+                "memory.query_entities", {"related_to": "grimjaw", "depth": 5}
+            )
+            assert deep.structured_content["depth"]["used"] == 3
+
+
+async def test_sse_endpoints_per_tier(http_server: str) -> None:
+    await wait_until_healthy(http_server)
+    with anyio.fail_after(60):
+        async with Client(sse_client(f"{http_server}/fast/sse"), mode="legacy") as fast:
+            assert [t.name for t in (await fast.list_tools()).tools] == ["memory.query_entities"]
+        async with Client(sse_client(f"{http_server}/deep/sse"), mode="legacy") as deep:
+            result = await deep.call_tool("memory.get_session_summary", {"session_id": "s1"})
+            assert result.structured_content["session_id"] == "s1"
+
+
+def run_serve(env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *serve_args(*extra)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "env", "expected"),
+    [
+        ((), {"GLYPHOXA_TIER": "ULTRA"}, "--tier / GLYPHOXA_TIER"),
+        (("--transport", "carrier-pigeon"), {}, "--transport / GLYPHOXA_TRANSPORT"),
+        (("--npc", "grimjw"), {}, "Did you mean grimjaw"),
+        (("--campaign", "nowhere"), {}, "No campaign 'nowhere'"),
+        (("--port", "70000"), {}, "--port / GLYPHOXA_PORT"),
+    ],
+)
+def test_bad_serve_settings_exit_2_with_the_fix(
+    served_env: dict[str, str], extra: tuple[str, ...], env: dict[str, str], expected: str
+) -> None:
+    result = run_serve(served_env | env, *extra)
+    assert result.returncode == 2, result.stderr
+    assert expected in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_health_reports_json(http_server: str) -> None:
+    health = anyio.run(wait_until_healthy, http_server)
+    assert json.loads(json.dumps(health))["tiers"].keys() == {"FAST", "STANDARD", "DEEP"}
