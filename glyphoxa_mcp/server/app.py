@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator
 from mcp.server.mcpserver import MCPServer
 
 from glyphoxa_mcp import __version__
+from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.server.resources import register_resources
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tier_gate import TierGate
 from glyphoxa_mcp.server.tool_names import NameStyle
@@ -20,7 +22,11 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(state: ServerState, style: NameStyle = NameStyle.DOTTED) -> MCPServer:
+def build_server(
+    state: ServerState,
+    style: NameStyle = NameStyle.DOTTED,
+    budgets: HotBudgets | None = None,
+) -> MCPServer:
     """A server over `state`; the host owns the database pool and keeps it open."""
 
     @contextlib.asynccontextmanager
@@ -36,4 +42,5 @@ def build_server(state: ServerState, style: NameStyle = NameStyle.DOTTED) -> MCP
         middleware=[TierGate(state.policy, style)],
     )
     register_tools(server)
+    register_resources(server, state, budgets or HotBudgets())
     return server

@@ -79,6 +79,10 @@ SELECT DISTINCT speaker_id FROM session_entries
 WHERE campaign_id = $1 AND (speaker_id = $2 OR lower(speaker_name) = lower($2))
 ORDER BY speaker_id
 """
+SELECT_LATEST_SESSION = """
+SELECT session_id FROM session_entries WHERE campaign_id = $1
+ORDER BY spoken_at DESC, id DESC LIMIT 1
+"""
 SELECT_SESSION_ENTRIES = f"""
 SELECT {ENTRY_COLUMNS} FROM session_entries e
 WHERE e.campaign_id = $1 AND e.session_id = $2
@@ -167,6 +171,11 @@ class SessionLog:
         with driver_errors("read entries"):
             rows = await self._pool.fetch(SELECT_BY_IDS, self.campaign_id, list(entry_ids))
         return [_entry(row) for row in rows]
+
+    async def latest_session_id(self) -> str | None:
+        """The session with the most recent utterance: the one being played."""
+        with driver_errors("find the current session"):
+            return await self._pool.fetchval(SELECT_LATEST_SESSION, self.campaign_id)
 
     async def speaker_ids(self, speaker: str) -> list[str]:
         """The ids of speakers known by this id or (case-insensitively) this name."""

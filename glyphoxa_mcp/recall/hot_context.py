@@ -1,0 +1,92 @@
+"""The hot layer: what goes into every prompt of an NPC, trimmed to token budgets. (pure)
+
+Three parts, each with its own budget: who the NPC is (identity), what was just said (recent
+transcript), and where it is (scene). Trimming drops the least relevant identity lines, the
+oldest transcript lines and the least relevant scene lines first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+# English averages about four characters per token for GPT- and Claude-style tokenizers.
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+class HotBudgets(BaseModel):
+    identity_tokens: int = Field(default=500, ge=50)
+    transcript_tokens: int = Field(default=1500, ge=50)
+    scene_tokens: int = Field(default=300, ge=50)
+    transcript_minutes: float = Field(default=5.0, gt=0)
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line of text and how much it matters (higher is kept longer)."""
+
+    text: str
+    relevance: float
+
+
+def fit_by_relevance(header: str, lines: Sequence[Line], budget: int) -> tuple[list[str], int]:
+    """The header and the most relevant lines that fit, in their original order; and how many
+    lines were left out."""
+    remaining = budget - estimate_tokens(header)
+    ranked = sorted(range(len(lines)), key=lambda i: (-lines[i].relevance, i))
+    kept: set[int] = set()
+    for index in ranked:
+        cost = estimate_tokens(lines[index].text) + 1
+        if cost <= remaining:
+            kept.add(index)
+            remaining -= cost
+    return [lines[i].text for i in sorted(kept)], len(lines) - len(kept)
+
+
+def fit_newest(lines: Sequence[str], budget: int) -> tuple[list[str], int]:
+    """The newest lines that fit (lines are oldest first), and how many old ones were dropped."""
+    kept: list[str] = []
+    remaining = budget
+    for text in reversed(lines):
+        cost = estimate_tokens(text) + 1
+        if cost > remaining:
+            break
+        kept.append(text)
+        remaining -= cost
+    return list(reversed(kept)), len(lines) - len(kept)
+
+
+class TranscriptLine(BaseModel):
+    speaker: str
+    text: str
+    spoken_at: datetime
+
+
+class Section(BaseModel):
+    text: str
+    tokens: int
+    budget: int
+    dropped_lines: int = Field(description="Lines left out to stay within the budget.")
+
+
+def section(header: str, lines: list[str], budget: int, dropped: int) -> Section:
+    text = "\n".join([header, *lines]) if lines else header
+    return Section(text=text, tokens=estimate_tokens(text), budget=budget, dropped_lines=dropped)
+
+
+def render_prompt(npc_name: str, identity: Section, transcript: Section, scene: Section) -> str:
+    return "\n\n".join(
+        [
+            f"## Who you are: {npc_name}\n{identity.text}",
+            f"## Where you are\n{scene.text}",
+            f"## What was just said\n{transcript.text}",
+        ]
+    )

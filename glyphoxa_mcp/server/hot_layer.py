@@ -1,0 +1,232 @@
+"""Assembling an NPC's hot context from the three layers, in that NPC's own scope."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.recall.hot_context import (
+    HotBudgets,
+    Line,
+    Section,
+    TranscriptLine,
+    fit_by_relevance,
+    fit_newest,
+    render_prompt,
+    section,
+)
+from glyphoxa_mcp.recall.names import match_names
+from glyphoxa_mcp.recall.redaction import Redactor
+from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.server.results import EntityRef
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot
+from glyphoxa_mcp.storage.vocabulary import EntityType
+
+# Attributes that shape how an NPC talks and acts come first when the budget is tight.
+CHARACTER_ATTRIBUTES = ("personality", "speaking_style", "occupation", "appearance", "goals")
+ACTIVE_QUEST_STATES = ("active", "open", "in progress", "in_progress", "started")
+
+
+class HotContext(BaseModel):
+    npc: EntityRef
+    session_id: str | None
+    scope: str
+    identity: Section
+    scene: Section
+    recent_transcript: Section
+    transcript: list[TranscriptLine]
+    location: EntityRef | None
+    present: list[EntityRef]
+    active_quests: list[EntityRef]
+    budgets: HotBudgets
+    prompt: str
+
+
+def _ref(entity: Entity) -> EntityRef:
+    return EntityRef(id=entity.id, name=entity.name, type=entity.type.value)
+
+
+def _marks(secret: bool, unconfirmed: bool) -> str:
+    marks = [m for m, on in (("secret", secret), ("rumour", unconfirmed)) if on]
+    return f" ({', '.join(marks)})" if marks else ""
+
+
+class HotLayer:
+    def __init__(self, state: ServerState, budgets: HotBudgets) -> None:
+        self.state = state
+        self.memory = state.memory
+        self.budgets = budgets
+
+    async def npc_entity(self, npc_id: str) -> Entity:
+        if self.state.npc_id is not None and npc_id != self.state.npc_id:
+            raise InvalidInputError(
+                f"This server speaks for {self.state.npc_id!r}; it has no hot context for "
+                f"{npc_id!r}.",
+                field="npc_id",
+            )
+        try:
+            entity = await self.memory.graph.get_entity(npc_id)
+        except NotFoundError:
+            near = match_names(npc_id, await self.memory.queries.entity_names(self.state.npc_id), 3)
+            hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
+            raise NotFoundError(f"No NPC {npc_id!r}.{hint} glyphoxa://npcs lists them.") from None
+        if entity.type is not EntityType.NPC:
+            raise InvalidInputError(f"{npc_id!r} is a {entity.type.value}, not an NPC.")
+        return entity
+
+    async def build(self, npc_id: str, session_id: str | None) -> HotContext:
+        npc = await self.npc_entity(npc_id)
+        if session_id is not None:
+            await self.memory.sessions.get(session_id)
+        else:
+            session_id = await self.memory.log.latest_session_id()
+        snapshot = await self.memory.queries.identity_snapshot(npc.id, npc_id=npc.id)
+        redactor = await self._redactor_for(npc.id)
+        identity = self._identity(snapshot)
+        lines, speakers = await self._transcript(session_id, redactor)
+        transcript_lines, dropped = fit_newest(
+            [f"{line.speaker}: {line.text}" for line in lines], self.budgets.transcript_tokens
+        )
+        transcript = section("", transcript_lines, self.budgets.transcript_tokens, dropped)
+        scene, location, present, quests = await self._scene(snapshot, speakers)
+        return HotContext(
+            npc=_ref(npc),
+            session_id=session_id,
+            scope=f"npc:{npc.id}",
+            identity=identity,
+            scene=scene,
+            recent_transcript=transcript,
+            transcript=lines[len(lines) - len(transcript_lines) :],
+            location=location,
+            present=present,
+            active_quests=quests,
+            budgets=self.budgets,
+            prompt=render_prompt(npc.name, identity, transcript, scene),
+        )
+
+    async def _redactor_for(self, npc_id: str) -> Redactor:
+        everything = await self.memory.queries.entity_names()
+        known = {e.id for e in await self.memory.queries.entity_names(npc_id)}
+        return Redactor.hiding(
+            spelling for e in everything if e.id not in known for spelling in (e.name, *e.aliases)
+        )
+
+    def _identity(self, snapshot: IdentitySnapshot) -> Section:
+        npc = snapshot.entity
+        aliases = f" (also called {', '.join(npc.aliases)})" if npc.aliases else ""
+        header = f"{npc.name}{aliases}{_marks(npc.visibility.secret, False)}"
+        lines = [
+            Line(
+                f"{key.replace('_', ' ')}: {_text(value)}",
+                3.0 if key in CHARACTER_ATTRIBUTES else 2.0,
+            )
+            for key, value in npc.attributes.items()
+        ]
+        threshold = self.state.review_threshold
+        for related in snapshot.relationships:
+            rel, other = related.relationship, related.other
+            source, target = (
+                (npc.name, other.name)
+                if related.direction == "outgoing"
+                else (other.name, npc.name)
+            )
+            unconfirmed = rel.provenance.confidence < threshold and not rel.provenance.dm_confirmed
+            lines.append(
+                Line(
+                    relationship_sentence(source, rel.rel_type, target)
+                    + _marks(rel.visibility.secret, unconfirmed),
+                    1.5 + rel.provenance.confidence,
+                )
+            )
+        count = len(snapshot.facts)
+        for position, fact in enumerate(snapshot.facts):
+            unconfirmed = (
+                fact.provenance.confidence < threshold and not fact.provenance.dm_confirmed
+            )
+            # Newer facts matter more; confident ones more than rumours.
+            relevance = 1.0 + fact.provenance.confidence / 2 + position / max(count, 1) / 2
+            lines.append(Line(fact.text + _marks(fact.visibility.secret, unconfirmed), relevance))
+        kept, dropped = fit_by_relevance(header, lines, self.budgets.identity_tokens)
+        return section(header, kept, self.budgets.identity_tokens, dropped)
+
+    async def _transcript(
+        self, session_id: str | None, redactor: Redactor
+    ) -> tuple[list[TranscriptLine], list[str]]:
+        if session_id is None:
+            return [], []
+        window = timedelta(minutes=self.budgets.transcript_minutes)
+        entries = await self.memory.log.recent(session_id, window=window)
+        lines = []
+        for entry in entries:
+            text, _ = redactor.redact(entry.text)
+            if text.strip():
+                lines.append(
+                    TranscriptLine(speaker=entry.speaker_name, text=text, spoken_at=entry.spoken_at)
+                )
+        speakers = [e.npc_id for e in entries if e.npc_id]
+        return lines, speakers
+
+    async def _scene(
+        self, snapshot: IdentitySnapshot, speaking_npcs: list[str]
+    ) -> tuple[Section, EntityRef | None, list[EntityRef], list[EntityRef]]:
+        npc = snapshot.entity
+        queries = self.memory.queries
+        location = next(
+            (
+                r.other
+                for r in snapshot.relationships
+                if r.relationship.rel_type == "LOCATED_AT" and r.direction == "outgoing"
+            ),
+            None,
+        )
+        present: dict[str, Entity] = {}
+        if location is not None:
+            for neighbour in await queries.neighbours(
+                location.id, npc_id=npc.id, rel_types=["LOCATED_AT"], limit=50
+            ):
+                if neighbour.entity.type in (EntityType.NPC, EntityType.PLAYER):
+                    present[neighbour.entity.id] = neighbour.entity
+        known = {e.id: e for e in await queries.entity_names(npc.id)}
+        for npc_id in speaking_npcs:
+            if npc_id in known:
+                present.setdefault(npc_id, known[npc_id])
+        present.pop(npc.id, None)
+        gives = {
+            r.other.id for r in snapshot.relationships if r.relationship.rel_type == "QUEST_GIVER"
+        }
+        quests = [
+            e
+            for e in await self.memory.graph.find_entities(
+                type=EntityType.QUEST, npc_id=npc.id, limit=50
+            )
+            if str(e.attributes.get("status", "")).lower() in ACTIVE_QUEST_STATES
+        ]
+        lines: list[Line] = []
+        header = "Location: " + (location.name if location else "unknown")
+        if location is not None and location.attributes.get("description"):
+            lines.append(Line(_text(location.attributes["description"]), 3.0))
+        if present:
+            lines.append(Line("Present: " + ", ".join(e.name for e in present.values()), 2.5))
+        for quest in quests:
+            objective = quest.attributes.get("objective") or quest.attributes.get("description")
+            detail = f" - {_text(objective)}" if objective else ""
+            lines.append(
+                Line(f"Active quest: {quest.name}{detail}", 2.0 if quest.id in gives else 1.0)
+            )
+        kept, dropped = fit_by_relevance(header, lines, self.budgets.scene_tokens)
+        return (
+            section(header, kept, self.budgets.scene_tokens, dropped),
+            _ref(location) if location else None,
+            [_ref(e) for e in present.values()],
+            [_ref(q) for q in quests],
+        )
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)

@@ -1,0 +1,74 @@
+"""The hot layer as MCP resources: one template per NPC, and the list of NPCs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from urllib.parse import quote
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+
+from glyphoxa_mcp.errors import GlyphoxaError
+from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.server.hot_layer import HotLayer
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.storage.vocabulary import EntityType
+
+HOT_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/hot{?session}"
+NPCS_URI = "glyphoxa://npcs"
+JSON = "application/json"
+
+
+def hot_uri(npc_id: str, session: str | None = None) -> str:
+    uri = f"glyphoxa://npc/{quote(npc_id, safe='')}/hot"
+    return f"{uri}?session={quote(session, safe='')}" if session else uri
+
+
+@contextlib.contextmanager
+def resource_errors() -> Iterator[None]:
+    try:
+        yield
+    except GlyphoxaError as exc:
+        raise ResourceError(str(exc)) from exc
+
+
+def register_resources(server: MCPServer, state: ServerState, budgets: HotBudgets) -> None:
+    @server.resource(
+        HOT_URI_TEMPLATE,
+        name="npc_hot_context",
+        title="An NPC's hot context",
+        description=(
+            "What goes into every prompt of this NPC: who it is (identity snapshot), where it "
+            "is (location, who is present, active quests) and the last minutes of the current "
+            "session, within token budgets and the NPC's own knowledge. JSON, with the "
+            "rendered prompt block under 'prompt'. Subscribe to hear when it changes."
+        ),
+        mime_type=JSON,
+    )
+    async def npc_hot_context(npc_id: str, session: str | None = None) -> str:
+        with resource_errors():
+            context = await HotLayer(state, budgets).build(npc_id, session or None)
+        return context.model_dump_json()
+
+    @server.resource(
+        NPCS_URI,
+        name="npcs",
+        title="The campaign's NPCs",
+        description="Every NPC in scope, with the URI of its hot context.",
+        mime_type=JSON,
+    )
+    async def npcs() -> str:
+        with resource_errors():
+            entities = await state.memory.graph.find_entities(
+                type=EntityType.NPC, npc_id=state.npc_id, limit=10_000
+            )
+        listed = [
+            {"id": e.id, "name": e.name, "hot_context": hot_uri(e.id)}
+            for e in entities
+            if state.npc_id is None or e.id == state.npc_id
+        ]
+        return json.dumps(
+            {"campaign": state.memory.campaign_id, "scope": state.scope, "npcs": listed}
+        )

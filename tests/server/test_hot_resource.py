@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntity, NewRelationship
+from glyphoxa_mcp.storage.vocabulary import EntityType
+from tests.server.semantic_fixtures import load_sessions
+from tests.storage.graph_fixtures import build_village
+
+Opener = Callable[..., contextlib.AbstractAsyncContextManager[Client]]
+
+
+@pytest.fixture(autouse=True)
+async def campaign(semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder) -> None:
+    await build_village(semantic_memory)
+    await load_sessions(semantic_memory, offline_embedder)
+    graph = semantic_memory.graph
+    await graph.upsert_relationship(
+        NewRelationship(source_id="mira", target_id="red-kettle", rel_type="LOCATED_AT")
+    )
+    await graph.upsert_entity(
+        NewEntity(
+            type=EntityType.QUEST,
+            name="Find the Caravan",
+            attributes={"status": "active", "objective": "Track the wagons to Saltmere"},
+        )
+    )
+    await graph.upsert_entity(
+        NewEntity(type=EntityType.QUEST, name="Old Feud", attributes={"status": "done"})
+    )
+    await graph.upsert_relationship(
+        NewRelationship(source_id="grimjaw", target_id="find-the-caravan", rel_type="QUEST_GIVER")
+    )
+
+
+@pytest.fixture
+def open_server(semantic_memory: CampaignMemory, protocol: str):
+    @contextlib.asynccontextmanager
+    async def opened(
+        npc_id: str | None = None, budgets: HotBudgets | None = None
+    ) -> AsyncIterator[Client]:
+        state = ServerState(
+            memory=semantic_memory, npc_id=npc_id, policy=tier_policy(Tier.STANDARD)
+        )
+        async with Client(build_server(state, budgets=budgets), mode=protocol) as client:
+            yield client
+
+    return opened
+
+
+async def read_json(client: Client, uri: str) -> dict[str, Any]:
+    result = await client.read_resource(uri)
+    [content] = result.contents
+    assert content.mime_type == "application/json"
+    return json.loads(content.text)
+
+
+async def test_the_template_and_the_npc_list_are_advertised(open_server) -> None:
+    async with open_server() as client:
+        templates = (await client.list_resource_templates()).resource_templates
+        listed = await read_json(client, "glyphoxa://npcs")
+    assert [t.uri_template for t in templates] == ["glyphoxa://npc/{npc_id}/hot{?session}"]
+    assert {n["id"] for n in listed["npcs"]} == {"grimjaw", "mira", "vask"}
+    assert {n["hot_context"] for n in listed["npcs"]} >= {"glyphoxa://npc/grimjaw/hot"}
+
+
+async def test_hot_context_holds_identity_scene_and_recent_talk(open_server) -> None:
+    async with open_server() as client:
+        hot = await read_json(client, "glyphoxa://npc/grimjaw/hot")
+    assert hot["npc"]["name"] == "Grimjaw" and hot["scope"] == "npc:grimjaw"
+    identity = hot["identity"]["text"]
+    assert (
+        "occupation: blacksmith" in identity and "Grimjaw is a member of Smiths Guild." in identity
+    )
+    assert "Ember Blade" not in identity  # secret from everyone, Grimjaw included
+    assert hot["location"]["id"] == "red-kettle"
+    assert [p["id"] for p in hot["present"]] == ["mira"]
+    assert [q["name"] for q in hot["active_quests"]] == ["Find the Caravan"]
+    assert "Active quest: Find the Caravan - Track the wagons to Saltmere" in hot["scene"]["text"]
+    # The current session is the one with the latest talk: s2.
+    assert hot["session_id"] == "s2"
+    assert [line["speaker"] for line in hot["transcript"]] == ["Mira", "Grimjaw"]
+    prompt = hot["prompt"]
+    assert prompt.index("## Who you are: Grimjaw") < prompt.index("## What was just said")
+    assert "Grimjaw: The Town Watch keeps a ferry at the old mill." in prompt
+
+
+async def test_a_named_session_and_the_npcs_own_scope(open_server) -> None:
+    async with open_server() as client:
+        hot = await read_json(client, "glyphoxa://npc/grimjaw/hot?session=s1")
+    said = " ".join(line["text"] for line in hot["transcript"])
+    assert hot["session_id"] == "s1" and "Saltmere" in said
+    assert "Cult" not in hot["prompt"]  # hidden from Grimjaw, so its line is left out
+
+
+async def test_budgets_trim_least_relevant_and_oldest_first(open_server) -> None:
+    tight = HotBudgets(identity_tokens=50, transcript_tokens=50, scene_tokens=50)
+    async with open_server(budgets=tight) as client:
+        hot = await read_json(client, "glyphoxa://npc/grimjaw/hot?session=s1")
+    for part in ("identity", "recent_transcript", "scene"):
+        assert hot[part]["tokens"] <= 50
+    assert hot["identity"]["dropped_lines"] > 0
+    assert "occupation: blacksmith" in hot["identity"]["text"]  # character first
+    assert hot["recent_transcript"]["dropped_lines"] > 0
+    assert hot["transcript"][-1]["text"] == "Let us keep that to ourselves for now."  # newest kept
+
+
+async def test_an_npc_scoped_server_serves_only_its_npc(open_server) -> None:
+    async with open_server(npc_id="mira") as client:
+        mine = await read_json(client, "glyphoxa://npc/mira/hot")
+        listed = await read_json(client, "glyphoxa://npcs")
+        with pytest.raises(MCPError, match="speaks for 'mira'"):
+            await client.read_resource("glyphoxa://npc/grimjaw/hot")
+    assert mine["npc"]["id"] == "mira" and [n["id"] for n in listed["npcs"]] == ["mira"]
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("glyphoxa://npc/grimjw/hot", "Did you mean grimjaw"),
+        ("glyphoxa://npc/red-kettle/hot", "is a location, not an NPC"),
+        ("glyphoxa://npc/grimjaw/hot?session=s9", "No session 's9'"),
+    ],
+)
+async def test_bad_reads_say_what_is_wrong(open_server, uri: str, message: str) -> None:
+    async with open_server() as client:
+        with pytest.raises(MCPError, match=message):
+            await client.read_resource(uri)
+        assert (await read_json(client, "glyphoxa://npc/grimjaw/hot"))["npc"]["id"] == "grimjaw"
