@@ -140,3 +140,8 @@ async def other_campaign(db: Database) -> CampaignMemory:
 async def semantic_memory(db384: Database) -> CampaignMemory:
     """Campaign 'ashfall' with a session 's1', in a database for real 384-d embeddings."""
     return await _campaign(db384, "ashfall", "Ashfall", "The Red Kettle")
+
+
+@pytest.fixture
+def db_dsn(db: Database) -> str:
+    return db.location.dsn

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.config import settings_from
+from glyphoxa_mcp.db.change_feed import listening
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.providers.embeddings import EmbeddingSettings, make_embedder
@@ -18,6 +19,7 @@ from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.hosting import build_http_app, build_sse_app, serve_http
 from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, tier_policy
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.campaigns import Campaigns
@@ -174,6 +176,7 @@ async def run_serve(args: argparse.Namespace) -> int:
         if settings.npc is not None:
             await check_npc(memory, settings.npc)
         embedder = make_embedder(embedder_settings, db.embedding_dim)
+        subscriptions = HotSubscriptions(memory)
         servers = {
             tier: build_server(
                 ServerState(
@@ -183,6 +186,7 @@ async def run_serve(args: argparse.Namespace) -> int:
                     embedder=embedder,
                 ),
                 settings.tool_names,
+                subscriptions=subscriptions,
             )
             for tier in Tier
         }
@@ -193,12 +197,13 @@ async def run_serve(args: argparse.Namespace) -> int:
             settings.npc or "DM",
             settings.transport,
         )
-        if settings.transport == "stdio":
-            await chosen.run_stdio_async()
-        elif settings.transport == "sse":
-            app = build_sse_app(chosen, db, host=settings.host)
-            await serve_http(app, settings.host, settings.port, args.log_level)
-        else:
-            app = build_http_app(servers, settings.tier, db, host=settings.host)
-            await serve_http(app, settings.host, settings.port, args.log_level)
+        async with listening(db.location.dsn, subscriptions.on_change):
+            if settings.transport == "stdio":
+                await chosen.run_stdio_async()
+            elif settings.transport == "sse":
+                app = build_sse_app(chosen, db, host=settings.host)
+                await serve_http(app, settings.host, settings.port, args.log_level)
+            else:
+                app = build_http_app(servers, settings.tier, db, host=settings.host)
+                await serve_http(app, settings.host, settings.port, args.log_level)
     return 0

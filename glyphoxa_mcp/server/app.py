@@ -11,6 +11,7 @@ from glyphoxa_mcp import __version__
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.server.resources import register_resources
 from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tier_gate import TierGate
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.server.tools import register_tools
@@ -26,8 +27,11 @@ def build_server(
     state: ServerState,
     style: NameStyle = NameStyle.DOTTED,
     budgets: HotBudgets | None = None,
+    subscriptions: HotSubscriptions | None = None,
 ) -> MCPServer:
-    """A server over `state`; the host owns the database pool and keeps it open."""
+    """A server over `state`; the host owns the database pool and keeps it open, and feeds
+    database changes to `subscriptions` (shared by all servers of the process)."""
+    subscriptions = subscriptions or HotSubscriptions(state.memory)
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[ServerState]:
@@ -40,7 +44,9 @@ def build_server(
         version=__version__,
         lifespan=lifespan,
         middleware=[TierGate(state.policy, style)],
+        subscriptions=subscriptions.bus,
     )
+    subscriptions.attach(server)
     register_tools(server)
     register_resources(server, state, budgets or HotBudgets())
     return server

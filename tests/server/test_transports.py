@@ -198,3 +198,41 @@ def test_bad_serve_settings_exit_2_with_the_fix(
 def test_health_reports_json(http_server: str) -> None:
     health = anyio.run(wait_until_healthy, http_server)
     assert json.loads(json.dumps(health))["tiers"].keys() == {"FAST", "STANDARD", "DEEP"}
+
+
+async def test_a_served_npc_hears_a_line_written_by_another_process(
+    served_env: dict[str, str], semantic_memory: CampaignMemory
+) -> None:
+    from datetime import UTC, datetime
+
+    from mcp import types
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    from glyphoxa_mcp.storage.models import NewEntry
+
+    updated = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if (
+            isinstance(message, types.ResourceUpdatedNotification)
+            and message.params.uri == "glyphoxa://npc/grimjaw/hot"
+        ):
+            updated.set()
+
+    params = StdioServerParameters(command=sys.executable, args=serve_args(), env=served_env)
+    with anyio.fail_after(60):
+        async with Client(params, mode="legacy", message_handler=on_message) as client:
+            with pytest.warns(MCPDeprecationWarning):
+                await client.subscribe_resource("glyphoxa://npc/grimjaw/hot")
+            await semantic_memory.log.append(
+                "s2",
+                NewEntry(
+                    speaker_id="mira",
+                    speaker_name="Mira",
+                    text="Is the ferry running?",
+                    spoken_at=datetime(2026, 3, 8, 19, 5, tzinfo=UTC),
+                ),
+            )
+            await updated.wait()
+            hot = await client.read_resource("glyphoxa://npc/grimjaw/hot")
+            assert "Is the ferry running?" in hot.contents[0].text

@@ -1,0 +1,85 @@
+"""Telling subscribers that an NPC's hot context changed, on both protocol generations.
+
+2026-07-28 clients open a `subscriptions/listen` stream; they hear from the subscription
+bus. Handshake-era clients send `resources/subscribe`, which MCPServer does not handle by
+itself, so this module registers that handler and keeps each subscribed session.
+Changes arrive from PostgreSQL (`db.change_feed`), so a transcript line written by another
+process reaches subscribers too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+
+from glyphoxa_mcp.db.change_feed import Change
+from glyphoxa_mcp.server.resources import hot_uri
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.vocabulary import EntityType
+
+log = logging.getLogger(__name__)
+MAX_NPCS = 10_000
+
+
+class HotSubscriptions:
+    """One per process and campaign, shared by every tier's server."""
+
+    def __init__(self, memory: CampaignMemory) -> None:
+        self.memory = memory
+        self.bus = InMemorySubscriptionBus()
+        self._sessions: defaultdict[str, set[Any]] = defaultdict(set)
+
+    def attach(self, server: MCPServer) -> None:
+        # MCPServer has no public hook for these; its low-level server's registry is public.
+        lowlevel = server._lowlevel_server
+        lowlevel.add_request_handler(
+            "resources/subscribe", types.SubscribeRequestParams, self._subscribe
+        )
+        lowlevel.add_request_handler(
+            "resources/unsubscribe", types.UnsubscribeRequestParams, self._unsubscribe
+        )
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        self._sessions[str(params.uri)].add(ctx.session)
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self._sessions[str(params.uri)].discard(ctx.session)
+        return types.EmptyResult()
+
+    async def on_change(self, change: Change) -> None:
+        if change.campaign != self.memory.campaign_id:
+            return
+        for uri in await self._affected(change):
+            await self.resource_updated(uri)
+
+    async def resource_updated(self, uri: str) -> None:
+        await self.bus.publish(ResourceUpdated(uri=uri))
+        for session in list(self._sessions.get(uri, ())):
+            try:
+                await session.send_resource_updated(uri)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._sessions[uri].discard(session)  # the client has gone
+
+    async def _affected(self, change: Change) -> list[str]:
+        """Every NPC's hot context: the talk and the graph feed all of them. Subscribe to the
+        plain URI (no ?session) to hear about every change."""
+        npcs = await self.memory.graph.find_entities(type=EntityType.NPC, limit=MAX_NPCS)
+        uris = {hot_uri(npc.id) for npc in npcs}
+        if change.session is not None:
+            uris |= {hot_uri(npc.id, change.session) for npc in npcs}
+        # Handshake clients may hold session-specific URIs for other sessions.
+        npc_prefixes = tuple(f"{hot_uri(npc.id)}?" for npc in npcs)
+        uris |= {uri for uri in self._sessions if uri.startswith(npc_prefixes)}
+        return sorted(uris)

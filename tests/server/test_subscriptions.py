@@ -1,0 +1,122 @@
+"""Subscribers hear when an NPC's hot context changes, through PostgreSQL's change feed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import pytest
+from mcp import types
+from mcp.client import Client
+from mcp.shared.exceptions import MCPDeprecationWarning
+
+from glyphoxa_mcp.db.change_feed import Change, listening
+from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.subscriptions import HotSubscriptions
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntry, NewFact
+from tests.storage.graph_fixtures import build_village
+
+HOT = "glyphoxa://npc/grimjaw/hot"
+
+
+def line(text: str) -> NewEntry:
+    return NewEntry(
+        speaker_id="mira",
+        speaker_name="Mira",
+        text=text,
+        spoken_at=datetime(2026, 3, 1, 20, tzinfo=UTC),
+    )
+
+
+@pytest.fixture
+async def village(memory: CampaignMemory) -> CampaignMemory:
+    await build_village(memory)
+    return memory
+
+
+def make_server(memory: CampaignMemory) -> tuple[Any, HotSubscriptions]:
+    subscriptions = HotSubscriptions(memory)
+    state = ServerState(memory=memory, npc_id=None, policy=tier_policy(Tier.STANDARD))
+    return build_server(state, subscriptions=subscriptions), subscriptions
+
+
+async def test_the_database_reports_transcript_and_graph_changes(
+    village: CampaignMemory, db_dsn: str
+) -> None:
+    seen: list[Change] = []
+    got_two = anyio.Event()
+
+    async def record(change: Change) -> None:
+        seen.append(change)
+        if len(seen) == 2:
+            got_two.set()
+
+    async with listening(db_dsn, record):
+        await village.log.append_many("s1", [line("one"), line("two")])
+        await village.graph.upsert_fact(NewFact(subject_id="mira", text="Mira laughed."))
+        with anyio.fail_after(10):
+            await got_two.wait()
+    assert seen[0] == Change(campaign="ashfall", kind="transcript", session="s1")
+    assert seen[1].kind == "graph" and seen[1].table == "facts"
+
+
+async def test_handshake_subscribers_hear_about_a_new_transcript_line(
+    village: CampaignMemory, db_dsn: str
+) -> None:
+    server, subscriptions = make_server(village)
+    updated = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == HOT:
+            updated.set()
+
+    async with (
+        listening(db_dsn, subscriptions.on_change),
+        Client(server, mode="legacy", message_handler=on_message) as client,
+    ):
+        with pytest.warns(MCPDeprecationWarning, match="resources/subscribe"):
+            await client.subscribe_resource(HOT)
+        await village.log.append("s1", line("Grimjaw, the forge is cold."))
+        with anyio.fail_after(10):
+            await updated.wait()
+
+
+async def test_listen_streams_hear_about_a_graph_change(
+    village: CampaignMemory, db_dsn: str
+) -> None:
+    server, subscriptions = make_server(village)
+    async with (
+        listening(db_dsn, subscriptions.on_change),
+        Client(server, mode="auto") as client,
+        client.listen(resource_subscriptions=[HOT]) as stream,
+    ):
+        await village.graph.upsert_fact(NewFact(subject_id="grimjaw", text="Grimjaw sold a sword."))
+        with anyio.fail_after(10):
+            event = await anext(aiter(stream))
+    assert event.uri == HOT
+
+
+async def test_other_campaigns_changes_are_not_reported(
+    village: CampaignMemory, other_campaign: CampaignMemory, db_dsn: str
+) -> None:
+    _, subscriptions = make_server(village)
+    heard: list[str] = []
+    subscriptions.bus.subscribe(lambda event: heard.append(getattr(event, "uri", "")))
+    marker = anyio.Event()
+
+    async def also(change: Change) -> None:
+        await subscriptions.on_change(change)
+        if change.campaign == "ashfall":
+            marker.set()
+
+    async with listening(db_dsn, also):
+        await other_campaign.log.append("s1", line("elsewhere"))
+        await village.log.append("s1", line("here"))
+        with anyio.fail_after(10):
+            await marker.wait()
+    assert heard and all(uri.startswith("glyphoxa://npc/") for uri in heard)
+    assert len(heard) == len(set(heard)) == 6  # 3 NPCs, plain and ?session=s1; once each
