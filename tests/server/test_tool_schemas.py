@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from glyphoxa_mcp.server.tool_schemas import (
+    GEMINI_KEYS,
+    GEMINI_NAME,
+    MCP_NAME,
+    OPENAI_FORBIDDEN,
+    OPENAI_NAME,
+    export,
+    flatten,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "tool_schemas"
+TIER_TOOLS = {"fast": 1, "standard": 4, "deep": 4}
+
+
+async def test_the_shipped_schemas_match_what_the_code_generates(tmp_path: Path) -> None:
+    generated = await export(tmp_path)
+    shipped = sorted(p.relative_to(SHIPPED) for p in SHIPPED.rglob("*.json"))
+    assert shipped == sorted(p.relative_to(tmp_path) for p in generated)
+    for path, text in generated.items():
+        assert (SHIPPED / path.relative_to(tmp_path)).read_text() == text, (
+            f"{path.relative_to(tmp_path)} drifted: run `glyphoxa-mcp schemas`"
+        )
+
+
+def nodes(schema: Any) -> list[dict[str, Any]]:
+    """Every schema object inside a parameters schema."""
+    found = [schema]
+    for child in schema.get("properties", {}).values():
+        found += nodes(child)
+    if isinstance(schema.get("items"), dict):
+        found += nodes(schema["items"])
+    return found
+
+
+def load(tier: str, name: str) -> dict[str, Any]:
+    return json.loads((SHIPPED / tier / name).read_text())
+
+
+@pytest.mark.parametrize("tier", TIER_TOOLS)
+def test_mcp_files_list_the_tiers_tools_with_both_schemas(tier: str) -> None:
+    tools = load(tier, "mcp.json")["tools"]
+    assert len(tools) == TIER_TOOLS[tier]
+    for tool in tools:
+        assert MCP_NAME.match(tool["name"]) and tool["name"].startswith("memory.")
+        assert tool["inputSchema"]["type"] == "object" and tool["outputSchema"]["type"] == "object"
+        assert tool["annotations"]["readOnlyHint"] is True
+
+
+@pytest.mark.parametrize("tier", TIER_TOOLS)
+def test_openai_realtime_files_fit_openai(tier: str) -> None:
+    event = load(tier, "openai_realtime.json")
+    assert event["type"] == "session.update"
+    tools = event["session"]["tools"]
+    assert len(tools) == TIER_TOOLS[tier]
+    for tool in tools:
+        assert tool["type"] == "function" and OPENAI_NAME.match(tool["name"])
+        for node in nodes(tool["parameters"]):
+            assert not OPENAI_FORBIDDEN & node.keys(), (tool["name"], node)
+            assert node["type"] in {"object", "string", "integer", "number", "boolean", "array"}
+
+
+@pytest.mark.parametrize("tier", TIER_TOOLS)
+def test_gemini_live_files_fit_geminis_subset(tier: str) -> None:
+    [tools] = load(tier, "gemini_live.json")["tools"]
+    declarations = tools["function_declarations"]
+    assert len(declarations) == TIER_TOOLS[tier]
+    for declaration in declarations:
+        assert GEMINI_NAME.match(declaration["name"]) and "." not in declaration["name"]
+        for node in nodes(declaration["parameters"]):
+            assert node.keys() <= GEMINI_KEYS, (declaration["name"], node.keys() - GEMINI_KEYS)
+            assert node["type"] in {"OBJECT", "STRING", "INTEGER", "NUMBER", "BOOLEAN", "ARRAY"}
+
+
+def test_a_union_of_two_real_types_is_refused_not_mangled() -> None:
+    with pytest.raises(ValueError, match="union of 2 types"):
+        flatten({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+
+
+def test_the_schemas_command_checks_and_writes(tmp_path: Path) -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "glyphoxa_mcp", "schemas", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    assert run("--check", "--out", str(SHIPPED)).returncode == 0
+    assert run("--check", "--out", str(tmp_path)).returncode == 1
+    assert run("--out", str(tmp_path)).returncode == 0
+    (tmp_path / "fast" / "stale.json").write_text("{}")
+    stale = run("--check", "--out", str(tmp_path))
+    assert stale.returncode == 1 and "stale.json" in stale.stdout
