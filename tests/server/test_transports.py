@@ -236,3 +236,34 @@ async def test_a_served_npc_hears_a_line_written_by_another_process(
             await updated.wait()
             hot = await client.read_resource("glyphoxa://npc/grimjaw/hot")
             assert "Is the ferry running?" in hot.contents[0].text
+
+
+async def test_the_voice_bridge_reaches_a_tier_over_sse(http_server: str) -> None:
+    from glyphoxa_mcp.bridge import MemoryBridge
+
+    await wait_until_healthy(http_server)
+    with anyio.fail_after(60):
+        async with MemoryBridge.over_sse(f"{http_server}/standard/sse") as bridge:
+            [item, _] = await bridge.answer_realtime(
+                {
+                    "call_id": "c1",
+                    "name": "memory_search_facts",
+                    "arguments": json.dumps({"query": "who rebuilt the bridge"}),
+                }
+            )
+            gemini = await bridge.answer_gemini(
+                {
+                    "toolCall": {
+                        "functionCalls": [
+                            {
+                                "id": "g1",
+                                "name": "memory_get_session_summary",
+                                "args": {"session_id": "s1"},
+                            }
+                        ]
+                    }
+                }
+            )
+    facts = json.loads(item["item"]["output"])
+    assert "Town Watch" in facts["results"][0]["text"]
+    assert gemini["toolResponse"]["functionResponses"][0]["response"]["session_id"] == "s1"
