@@ -20,6 +20,7 @@ import pytest
 from glyphoxa_mcp.db.database import Database, DatabaseLocation
 from glyphoxa_mcp.db.embedded import database_dsn, start_embedded_server
 from glyphoxa_mcp.db.migrations import migrate
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewSession
@@ -145,3 +146,9 @@ async def semantic_memory(db384: Database) -> CampaignMemory:
 @pytest.fixture
 def db_dsn(db: Database) -> str:
     return db.location.dsn
+
+
+@pytest.fixture(scope="session")
+def offline_embedder() -> LocalMiniLMEmbedder:
+    """The offline model, loaded once per test run."""
+    return LocalMiniLMEmbedder()

@@ -78,7 +78,7 @@ class Section(BaseModel):
 
 
 def section(header: str, lines: list[str], budget: int, dropped: int) -> Section:
-    text = "\n".join([header, *lines]) if lines else header
+    text = "\n".join([header, *lines] if header else lines)
     return Section(text=text, tokens=estimate_tokens(text), budget=budget, dropped_lines=dropped)
 
 

@@ -91,7 +91,12 @@ class HotLayer:
         transcript_lines, dropped = fit_newest(
             [f"{line.speaker}: {line.text}" for line in lines], self.budgets.transcript_tokens
         )
-        transcript = section("", transcript_lines, self.budgets.transcript_tokens, dropped)
+        transcript = section(
+            "" if transcript_lines else "(nothing yet)",
+            transcript_lines,
+            self.budgets.transcript_tokens,
+            dropped,
+        )
         scene, location, present, quests = await self._scene(snapshot, speakers)
         return HotContext(
             npc=_ref(npc),

@@ -56,11 +56,6 @@ async def call_error(client: Client, tool: str, **arguments: Any) -> str:
     return result.content[0].text
 
 
-@pytest.fixture(scope="session")
-def offline_embedder() -> LocalMiniLMEmbedder:
-    return LocalMiniLMEmbedder()
-
-
 @pytest.fixture
 def connect_semantic(
     semantic_memory: CampaignMemory, protocol: str, offline_embedder: LocalMiniLMEmbedder

@@ -1,0 +1,115 @@
+"""`glyphoxa-mcp demo`: the bundled sample campaign, served and queried by a real MCP client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from mcp.client import Client
+
+from glyphoxa_mcp.campaign.file_format import CampaignFile
+from glyphoxa_mcp.campaign.loader import load_campaign
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.pipeline.process import process_session
+from glyphoxa_mcp.pipeline.transcripts import parse_jsonl
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.subscriptions import HotSubscriptions
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.storage.campaigns import Campaigns
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewSession
+
+DEMO_CAMPAIGN = "demo"
+Printer = Callable[[str], None]
+
+
+def _bundled(name: str) -> str:
+    return resources.files("glyphoxa_mcp").joinpath("data", "demo", name).read_text("utf-8")
+
+
+async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMemory:
+    """Load the sample campaign and its two sessions; loading again changes nothing."""
+    memory = CampaignMemory(db, DEMO_CAMPAIGN)
+    file = CampaignFile.model_validate_json(_bundled("campaign.json"))
+    report = await load_campaign(memory, Campaigns(db), file)
+    say(
+        f"Loaded campaign '{file.campaign.name}': {report.entities} entities, "
+        f"{report.relationships} relationships, {report.facts} facts."
+    )
+    for session in json.loads(_bundled("sessions.json"))["sessions"]:
+        entries = parse_jsonl(_bundled(session["transcript"]).splitlines(), session["transcript"])
+        await memory.sessions.upsert(
+            NewSession(id=session["id"], title=session["title"], started_at=entries[0].spoken_at)
+        )
+        await memory.log.append_many(session["id"], entries)
+        processed = await process_session(memory, embedder, session["id"])
+        await memory.sessions.end(session["id"], entries[-1].spoken_at)
+        await memory.sessions.set_summary(session["id"], session["summary"], "dm")
+        say(
+            f"Session '{session['title']}': {processed.entries} utterances in "
+            f"{processed.passages} passages, embedded offline."
+        )
+    return memory
+
+
+def _client(memory: CampaignMemory, embedder: Embedder, tier: Tier, npc: str | None) -> Client:
+    state = ServerState(memory=memory, npc_id=npc, policy=tier_policy(tier), embedder=embedder)
+    return Client(build_server(state, subscriptions=HotSubscriptions(memory)))
+
+
+async def _call(client: Client, tool: str, say: Printer, **arguments: Any) -> dict[str, Any]:
+    say(f"\n> {tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
+    result = await client.call_tool(tool, arguments)
+    if result.is_error:
+        say(f"  error: {result.content[0].text}")
+        return {}
+    return result.structured_content or {}
+
+
+async def tour(memory: CampaignMemory, embedder: Embedder, say: Printer) -> None:
+    say("\n== Tools each tier lists ==")
+    for tier in Tier:
+        async with _client(memory, embedder, tier, None) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+        say(f"{tier.value:9} {', '.join(names)}")
+
+    say("\n== One call of each tool (STANDARD tier, the DM's view) ==")
+    async with _client(memory, embedder, Tier.STANDARD, None) as client:
+        found = await _call(client, "memory.query_entities", say, name="berit")
+        for entity in found.get("entities", []):
+            say(f"  {entity['name']} ({entity['type']}, matched {entity['match']})")
+            for rel in entity["relationships"]:
+                marks = " [secret]" if rel["secret"] else ""
+                say(f"    - {rel['sentence']}{marks}")
+        passages = await _call(
+            client, "memory.search_sessions", say, query="Where was the caravan last seen?", top_k=2
+        )
+        for hit in passages.get("results", []):
+            say(f"  [{hit['session_title']}, found by {' and '.join(hit['matched_by'])}]")
+            for line in hit["text"].splitlines():
+                say(f"    {line}")
+        summary = await _call(client, "memory.get_session_summary", say, sessions_ago=1)
+        if summary:
+            say(f"  {summary['title']} ({summary['ended_at'][:10]}): {summary['summary']}")
+            say(f"  involved: {', '.join(e['name'] for e in summary['entities'])}")
+        facts = await _call(client, "memory.search_facts", say, query="caravan crossing", top_k=3)
+        for hit in facts.get("results", []):
+            rumour = " (unconfirmed)" if hit["provenance"]["unconfirmed"] else ""
+            say(f"  - {hit['text']}{rumour}")
+
+    say("\n== Secrets stay with those who know them ==")
+    for npc in ("ysolde", "berrit"):
+        async with _client(memory, embedder, Tier.FAST, npc) as client:
+            seen = await _call(client, "memory.query_entities", say, name="Salt Knives")
+        names = [e["name"] for e in seen.get("entities", [])]
+        say(f"  as {npc}: {names or 'nothing - the Salt Knives are a secret'}")
+
+    say("\n== Hot context for Brannoch (glyphoxa://npc/brannoch/hot) ==")
+    async with _client(memory, embedder, Tier.FAST, None) as client:
+        hot = await client.read_resource("glyphoxa://npc/brannoch/hot")
+    context = json.loads(hot.contents[0].text)
+    say(context["prompt"])
