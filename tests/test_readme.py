@@ -15,7 +15,7 @@ def setup_commands() -> list[str]:
 
 def test_the_readme_opens_with_a_run_command_and_a_test_command() -> None:
     run, test = setup_commands()
-    assert "pip install ." in run and "glyphoxa-mcp" in run
+    assert "pip install ." in run and run.endswith("glyphoxa-mcp demo")
     assert "pytest" in test and ".[dev]" in test
 
 
@@ -24,3 +24,13 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     commands = [line for line in ci_lines if line and not line.startswith(("#", "set ", "cd "))]
     assert commands == [test]
+
+
+def test_the_readme_claude_snippet_is_the_shape_claude_config_prints() -> None:
+    import json
+
+    readme = (ROOT / "README.md").read_text()
+    [snippet] = re.findall(r"```json\n(.+?)\n```", readme, re.DOTALL)
+    [entry] = json.loads(snippet)["mcpServers"].values()
+    assert entry["args"][:3] == ["-m", "glyphoxa_mcp", "serve"]
+    assert "underscore" in entry["args"]

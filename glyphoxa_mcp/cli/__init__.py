@@ -11,7 +11,13 @@ from collections.abc import Sequence
 import anyio
 
 from glyphoxa_mcp import __version__
-from glyphoxa_mcp.cli import db_commands, demo_command, schemas_command, serve_command
+from glyphoxa_mcp.cli import (
+    claude_config_command,
+    db_commands,
+    demo_command,
+    schemas_command,
+    serve_command,
+)
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError, NotFoundError
 
 # Exit codes: 1 for failures, 2 for bad input or configuration (argparse uses 2 as well).
@@ -37,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve_command.register(commands)
     schemas_command.register(commands)
     demo_command.register(commands)
+    claude_config_command.register(commands)
     return parser
 
 

@@ -1,0 +1,60 @@
+"""`claude-config`: the claude_desktop_config.json entry for this installation."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "claude-config",
+        help="print a Claude Desktop mcpServers entry for this installation",
+        description="Prints JSON to paste into claude_desktop_config.json. It runs this "
+        "Python with absolute paths and underscore tool names (Claude Desktop rejects dots).",
+    )
+    env_option(parser, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default="demo")
+    env_option(parser, "--npc", env="GLYPHOXA_NPC", help="the NPC whose knowledge applies")
+    env_option(
+        parser, "--tier", env="GLYPHOXA_TIER", help="FAST, STANDARD or DEEP", default="STANDARD"
+    )
+    env_option(
+        parser,
+        "--name",
+        env="GLYPHOXA_SERVER_NAME",
+        help="the server's name in Claude",
+        default="glyphoxa-memory",
+    )
+    add_database_options(parser)
+    parser.set_defaults(run=run_claude_config)
+
+
+def desktop_entry(args: argparse.Namespace) -> dict[str, object]:
+    settings = database_settings(args)
+    serve = [
+        "-m",
+        "glyphoxa_mcp",
+        "serve",
+        "--campaign",
+        args.campaign,
+        "--tier",
+        args.tier,
+        "--tool-names",
+        "underscore",
+    ]
+    if args.npc:
+        serve += ["--npc", args.npc]
+    env = {"GLYPHOXA_EMBEDDING_DIM": str(settings.embedding_dim)}
+    if settings.dsn:
+        env["GLYPHOXA_DSN"] = settings.dsn
+    else:
+        env["GLYPHOXA_DATA_DIR"] = str(settings.data_dir.resolve())
+    return {"mcpServers": {args.name: {"command": sys.executable, "args": serve, "env": env}}}
+
+
+async def run_claude_config(args: argparse.Namespace) -> int:
+    print(json.dumps(desktop_entry(args), indent=2))
+    return 0
