@@ -8,11 +8,15 @@ each test gets its own clone, so tests never see each other's rows.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -64,10 +68,18 @@ async def _prepare_template(admin_dsn: str, template: str, dimension: int) -> No
         await conn.close()
 
 
+def _start_embedded_for_tests() -> str:
+    # Not under pytest's basetemp: a second pytest session resets that tree to mode 0700,
+    # which would lock out the unprivileged user pgserver runs PostgreSQL as under root.
+    data_dir = Path(tempfile.mkdtemp(prefix="glyphoxa-test-"))
+    # Registered first, so it runs after pgserver's own exit handler has stopped the server.
+    atexit.register(shutil.rmtree, data_dir, True)
+    return start_embedded_server(data_dir, delete_on_exit=True)
+
+
 @pytest.fixture(scope="session")
-def test_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresForTests]:
-    external = os.environ.get("GLYPHOXA_TEST_DSN")
-    admin_dsn = external or start_embedded_server(tmp_path_factory.mktemp("embedded"))
+def test_server() -> Iterator[PostgresForTests]:
+    admin_dsn = os.environ.get("GLYPHOXA_TEST_DSN") or _start_embedded_for_tests()
     run = uuid.uuid4().hex[:8]
     server = PostgresForTests(admin_dsn, f"glyphoxa_template_{run}", f"glyphoxa_template384_{run}")
     asyncio.run(_prepare_template(admin_dsn, server.template, TEST_EMBEDDING_DIM))

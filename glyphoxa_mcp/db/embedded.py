@@ -24,9 +24,10 @@ def postgres_data_dir(data_dir: Path) -> Path:
     return data_dir / "postgres"
 
 
-def start_embedded_server(data_dir: Path) -> str:
+def start_embedded_server(data_dir: Path, *, delete_on_exit: bool = False) -> str:
     """Start (or join) the embedded server for `data_dir`; return the DSN of its admin database.
 
+    The last process using it stops it at exit (and deletes its data if `delete_on_exit`).
     Blocking: run it in a worker thread from async code.
     """
     with warnings.catch_warnings():
@@ -39,7 +40,9 @@ def start_embedded_server(data_dir: Path) -> str:
         data_dir.mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            server = pgserver.get_server(pgdata, cleanup_mode="stop")
+            server = pgserver.get_server(
+                pgdata, cleanup_mode="delete" if delete_on_exit else "stop"
+            )
     except (OSError, subprocess.SubprocessError) as exc:
         log_file = pgdata / "log"
         raise DatabaseUnavailableError(
