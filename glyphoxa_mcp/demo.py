@@ -58,7 +58,7 @@ async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMem
 
 def _client(memory: CampaignMemory, embedder: Embedder, tier: Tier, npc: str | None) -> Client:
     state = ServerState(memory=memory, npc_id=npc, policy=tier_policy(tier), embedder=embedder)
-    return Client(build_server(state, subscriptions=HotSubscriptions(memory)))
+    return Client(build_server(state, subscriptions=HotSubscriptions(memory, npc)))
 
 
 async def _call(client: Client, tool: str, say: Printer, **arguments: Any) -> dict[str, Any]:

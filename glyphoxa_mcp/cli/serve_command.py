@@ -176,7 +176,7 @@ async def run_serve(args: argparse.Namespace) -> int:
         if settings.npc is not None:
             await check_npc(memory, settings.npc)
         embedder = make_embedder(embedder_settings, db.embedding_dim)
-        subscriptions = HotSubscriptions(memory)
+        subscriptions = HotSubscriptions(memory, settings.npc)
         servers = {
             tier: build_server(
                 ServerState(

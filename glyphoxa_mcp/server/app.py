@@ -31,7 +31,7 @@ def build_server(
 ) -> MCPServer:
     """A server over `state`; the host owns the database pool and keeps it open, and feeds
     database changes to `subscriptions` (shared by all servers of the process)."""
-    subscriptions = subscriptions or HotSubscriptions(state.memory)
+    subscriptions = subscriptions or HotSubscriptions(state.memory, state.npc_id)
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[ServerState]:

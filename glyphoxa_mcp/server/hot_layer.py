@@ -22,7 +22,7 @@ from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.server.results import EntityRef
-from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.state import Scope, ServerState, scope_of
 from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
@@ -85,9 +85,9 @@ class HotLayer:
         else:
             session_id = await self.memory.log.latest_session_id()
         snapshot = await self.memory.queries.identity_snapshot(npc.id, npc_id=npc.id)
-        redactor = await self._redactor_for(npc.id)
-        identity = self._identity(snapshot)
-        lines, speakers = await self._transcript(session_id, redactor)
+        scope = await scope_of(self.memory, npc.id)
+        identity = self._identity(snapshot, scope.redactor)
+        lines, speakers = await self._transcript(session_id, scope)
         transcript_lines, dropped = fit_newest(
             [f"{line.speaker}: {line.text}" for line in lines], self.budgets.transcript_tokens
         )
@@ -97,7 +97,7 @@ class HotLayer:
             self.budgets.transcript_tokens,
             dropped,
         )
-        scene, location, present, quests = await self._scene(snapshot, speakers)
+        scene, location, present, quests = await self._scene(snapshot, speakers, scope.redactor)
         return HotContext(
             npc=_ref(npc),
             session_id=session_id,
@@ -113,14 +113,7 @@ class HotLayer:
             prompt=render_prompt(npc.name, identity, transcript, scene),
         )
 
-    async def _redactor_for(self, npc_id: str) -> Redactor:
-        everything = await self.memory.queries.entity_names()
-        known = {e.id for e in await self.memory.queries.entity_names(npc_id)}
-        return Redactor.hiding(
-            spelling for e in everything if e.id not in known for spelling in (e.name, *e.aliases)
-        )
-
-    def _identity(self, snapshot: IdentitySnapshot) -> Section:
+    def _identity(self, snapshot: IdentitySnapshot, redactor: Redactor) -> Section:
         npc = snapshot.entity
         aliases = f" (also called {', '.join(npc.aliases)})" if npc.aliases else ""
         header = f"{npc.name}{aliases}{_marks(npc.visibility.secret, False)}"
@@ -129,7 +122,7 @@ class HotLayer:
                 f"{key.replace('_', ' ')}: {_text(value)}",
                 3.0 if key in CHARACTER_ATTRIBUTES else 2.0,
             )
-            for key, value in npc.attributes.items()
+            for key, value in redactor.clean(npc.attributes).items()
         ]
         threshold = self.state.review_threshold
         for related in snapshot.relationships:
@@ -149,6 +142,8 @@ class HotLayer:
             )
         count = len(snapshot.facts)
         for position, fact in enumerate(snapshot.facts):
+            if redactor.mentions_hidden(fact.text):
+                continue
             unconfirmed = (
                 fact.provenance.confidence < threshold and not fact.provenance.dm_confirmed
             )
@@ -159,24 +154,31 @@ class HotLayer:
         return section(header, kept, self.budgets.identity_tokens, dropped)
 
     async def _transcript(
-        self, session_id: str | None, redactor: Redactor
+        self, session_id: str | None, scope: Scope
     ) -> tuple[list[TranscriptLine], list[str]]:
         if session_id is None:
             return [], []
         window = timedelta(minutes=self.budgets.transcript_minutes)
         entries = await self.memory.log.recent(session_id, window=window)
         lines = []
+        heard = []
         for entry in entries:
-            text, _ = redactor.redact(entry.text)
-            if text.strip():
-                lines.append(
-                    TranscriptLine(speaker=entry.speaker_name, text=text, spoken_at=entry.spoken_at)
+            # A line by, or naming, someone hidden goes whole: no words without their speaker.
+            if entry.npc_id in scope.hidden_ids or scope.redactor.mentions_hidden(
+                f"{entry.speaker_name}: {entry.text}"
+            ):
+                continue
+            heard.append(entry)
+            lines.append(
+                TranscriptLine(
+                    speaker=entry.speaker_name, text=entry.text, spoken_at=entry.spoken_at
                 )
-        speakers = [e.npc_id for e in entries if e.npc_id]
+            )
+        speakers = [e.npc_id for e in heard if e.npc_id]
         return lines, speakers
 
     async def _scene(
-        self, snapshot: IdentitySnapshot, speaking_npcs: list[str]
+        self, snapshot: IdentitySnapshot, speaking_npcs: list[str], redactor: Redactor
     ) -> tuple[Section, EntityRef | None, list[EntityRef], list[EntityRef]]:
         npc = snapshot.entity
         queries = self.memory.queries
@@ -212,12 +214,14 @@ class HotLayer:
         ]
         lines: list[Line] = []
         header = "Location: " + (location.name if location else "unknown")
-        if location is not None and location.attributes.get("description"):
-            lines.append(Line(_text(location.attributes["description"]), 3.0))
+        description = redactor.clean(location.attributes).get("description") if location else None
+        if description:
+            lines.append(Line(_text(description), 3.0))
         if present:
             lines.append(Line("Present: " + ", ".join(e.name for e in present.values()), 2.5))
         for quest in quests:
-            objective = quest.attributes.get("objective") or quest.attributes.get("description")
+            attributes = redactor.clean(quest.attributes)
+            objective = attributes.get("objective") or attributes.get("description")
             detail = f" - {_text(objective)}" if objective else ""
             lines.append(
                 Line(f"Active quest: {quest.name}{detail}", 2.0 if quest.id in gives else 1.0)

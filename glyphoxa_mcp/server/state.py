@@ -39,16 +39,33 @@ class ServerState:
 
     async def redactor(self) -> Redactor:
         """Hides, in free text, every entity this server's NPC may not know."""
-        if self.npc_id is None:
-            return SHOW_EVERYTHING
-        everything = await self.memory.queries.entity_names()
-        known = {e.id for e in await self.memory.queries.entity_names(self.npc_id)}
-        return Redactor.hiding(
-            spelling
-            for entity in everything
-            if entity.id not in known
-            for spelling in (entity.name, *entity.aliases)
-        )
+        return (await scope_of(self.memory, self.npc_id)).redactor
+
+    async def view(self) -> Scope:
+        return await scope_of(self.memory, self.npc_id)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one NPC may not know: entity ids, and a redactor for their names in free text."""
+
+    hidden_ids: frozenset[str]
+    redactor: Redactor
+
+
+EVERYTHING = Scope(frozenset(), SHOW_EVERYTHING)
+
+
+async def scope_of(memory: CampaignMemory, npc_id: str | None) -> Scope:
+    if npc_id is None:
+        return EVERYTHING
+    everything = await memory.queries.entity_names()
+    known = {e.id for e in await memory.queries.entity_names(npc_id)}
+    hidden = [entity for entity in everything if entity.id not in known]
+    return Scope(
+        frozenset(entity.id for entity in hidden),
+        Redactor.hiding(s for entity in hidden for s in (entity.name, *entity.aliases)),
+    )
 
 
 def state_of(ctx: Context[Any, Any]) -> ServerState:

@@ -18,6 +18,8 @@ from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.db.change_feed import Change
 from glyphoxa_mcp.server.resources import hot_uri
@@ -31,8 +33,9 @@ MAX_NPCS = 10_000
 class HotSubscriptions:
     """One per process and campaign, shared by every tier's server."""
 
-    def __init__(self, memory: CampaignMemory) -> None:
+    def __init__(self, memory: CampaignMemory, npc_id: str | None = None) -> None:
         self.memory = memory
+        self.npc_id = npc_id
         self.bus = InMemorySubscriptionBus()
         self._sessions: defaultdict[str, set[Any]] = defaultdict(set)
 
@@ -49,7 +52,14 @@ class HotSubscriptions:
     async def _subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        self._sessions[str(params.uri)].add(ctx.session)
+        uri = str(params.uri)
+        own = hot_uri(self.npc_id) if self.npc_id is not None else None
+        if own is not None and uri.startswith("glyphoxa://npc/") and uri.split("?")[0] != own:
+            # The same answer whether or not that NPC exists, so nothing hidden is confirmed.
+            raise MCPError(
+                INVALID_PARAMS, f"This server speaks for {self.npc_id!r}; subscribe to {own}."
+            )
+        self._sessions[uri].add(ctx.session)
         return types.EmptyResult()
 
     async def _unsubscribe(
@@ -75,7 +85,10 @@ class HotSubscriptions:
     async def _affected(self, change: Change) -> list[str]:
         """Every NPC's hot context: the talk and the graph feed all of them. Subscribe to the
         plain URI (no ?session) to hear about every change."""
-        npcs = await self.memory.graph.find_entities(type=EntityType.NPC, limit=MAX_NPCS)
+        if self.npc_id is not None:
+            npcs = [await self.memory.graph.get_entity(self.npc_id)]
+        else:
+            npcs = await self.memory.graph.find_entities(type=EntityType.NPC, limit=MAX_NPCS)
         uris = {hot_uri(npc.id) for npc in npcs}
         if change.session is not None:
             uris |= {hot_uri(npc.id, change.session) for npc in npcs}

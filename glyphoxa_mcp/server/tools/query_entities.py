@@ -9,6 +9,7 @@ from pydantic import Field
 
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import NameMatch, match_names
+from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.server.results import (
     CountLimit,
@@ -107,7 +108,7 @@ class EntityQuery:
         else:
             views = self._by_name_or_type(known, name, entity_type)
         views = views[: count.used]
-        entities = await self._with_relationships(views)
+        entities = await self._with_relationships(views, (await self.state.view()).redactor)
         note = None if entities else "No entity matched; check the spelling or try a type."
         return result.model_copy(update={"entities": entities, "note": note})
 
@@ -143,7 +144,7 @@ class EntityQuery:
         return [(n.entity, "related", n) for n in kept]
 
     async def _with_relationships(
-        self, views: list[tuple[Entity, str, Neighbour | None]]
+        self, views: list[tuple[Entity, str, Neighbour | None]], redactor: Redactor
     ) -> list[EntityView]:
         snapshots = await self.queries.snapshots(
             [entity.id for entity, _, _ in views],
@@ -153,13 +154,17 @@ class EntityQuery:
         )
         by_id = {snapshot.entity.id: snapshot for snapshot in snapshots}
         return [
-            self._view(by_id[entity.id], kind, neighbour)
+            self._view(by_id[entity.id], kind, neighbour, redactor)
             for entity, kind, neighbour in views
             if entity.id in by_id
         ]
 
     def _view(
-        self, snapshot: IdentitySnapshot, kind: str, neighbour: Neighbour | None
+        self,
+        snapshot: IdentitySnapshot,
+        kind: str,
+        neighbour: Neighbour | None,
+        redactor: Redactor,
     ) -> EntityView:
         entity = snapshot.entity
         return EntityView(
@@ -167,7 +172,7 @@ class EntityQuery:
             name=entity.name,
             type=entity.type.value,
             aliases=list(entity.aliases),
-            attributes=entity.attributes,
+            attributes=redactor.clean(entity.attributes),
             secret=entity.visibility.secret,
             match=kind,
             hops=neighbour.depth if neighbour else None,

@@ -139,7 +139,9 @@ class FactSearch:
                 break
             if kind == "fact":
                 fact = found[item_id]
-                if redactor.mentions_hidden(fact.text):
+                if redactor.mentions_hidden(fact.text) or redactor.mentions_hidden(
+                    fact.story_label or ""
+                ):
                     continue
                 hits.append(self._fact_hit(fact, score, found_by))
             else:

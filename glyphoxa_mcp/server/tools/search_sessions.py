@@ -62,7 +62,8 @@ async def search_sessions(
             return empty.model_copy(update={"note": "The query is blank: nothing to search."})
         filters = await _filters(state, session_id, speaker, npc_id, after, before)
         if filters is None:
-            return empty.model_copy(update={"note": f"No speaker named {speaker!r}."})
+            who = speaker if speaker and speaker.strip() else npc_id
+            return empty.model_copy(update={"note": f"No speaker named {who!r}."})
         hits = await SessionSearch(state, filters).run(query.strip(), count.used)
         return empty.model_copy(
             update={"results": hits, "note": None if hits else "Nothing matched."}
@@ -89,11 +90,19 @@ async def _filters(
         bounds[field] = bound.real if bound else None
     if session_id is not None and session_id.strip():
         await known_session(state.memory.sessions, session_id.strip())
+    scope = await state.view()
     speaker_ids = None
     if speaker is not None and speaker.strip():
         speaker_ids = tuple(await state.memory.log.speaker_ids(speaker))
-        if not speaker_ids:
+        # Someone hidden from this NPC answers exactly like someone unknown.
+        if (
+            not speaker_ids
+            or scope.redactor.mentions_hidden(speaker)
+            or scope.hidden_ids.intersection(speaker_ids)
+        ):
             return None
+    if npc_id is not None and npc_id.strip() in scope.hidden_ids:
+        return None
     return SearchFilters(
         session_id=session_id.strip() if session_id and session_id.strip() else None,
         speaker_ids=speaker_ids,
@@ -182,7 +191,7 @@ class SessionSearch:
                     [entry.id],
                 )
                 started = ended = entry.spoken_at
-            text, dropped = redactor.redact(text)
+            text, dropped = redactor.redact_lines(text)
             if not text.strip():
                 continue
             covered.update(entry_ids)
