@@ -6,7 +6,12 @@ import argparse
 import json
 import sys
 
-from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
+from glyphoxa_mcp.cli.options import (
+    add_database_options,
+    add_scope_options,
+    database_settings,
+    env_option,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -16,11 +21,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Prints JSON to paste into claude_desktop_config.json. It runs this "
         "Python with absolute paths and underscore tool names (Claude Desktop rejects dots).",
     )
-    env_option(parser, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default="demo")
-    env_option(parser, "--npc", env="GLYPHOXA_NPC", help="the NPC whose knowledge applies")
-    env_option(
-        parser, "--tier", env="GLYPHOXA_TIER", help="FAST, STANDARD or DEEP", default="STANDARD"
-    )
+    add_scope_options(parser, default_campaign="demo")
     env_option(
         parser,
         "--name",

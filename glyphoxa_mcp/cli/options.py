@@ -51,3 +51,24 @@ def database_settings(args: argparse.Namespace) -> DatabaseSettings:
     return DatabaseSettings.build(
         dsn=args.dsn, data_dir=args.data_dir, embedding_dim=args.embedding_dim
     )
+
+
+def add_scope_options(parser: argparse.ArgumentParser, *, default_campaign: str) -> None:
+    """Which campaign, whose knowledge, and which tier."""
+    env_option(
+        parser, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default=default_campaign
+    )
+    env_option(
+        parser,
+        "--npc",
+        env="GLYPHOXA_NPC",
+        help="the NPC whose knowledge applies; unset is the DM, who sees everything",
+    )
+    env_option(
+        parser,
+        "--tier",
+        env="GLYPHOXA_TIER",
+        help="FAST, STANDARD or DEEP",
+        default="STANDARD",
+        type=str.upper,
+    )

@@ -9,7 +9,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
+from glyphoxa_mcp.cli.options import (
+    add_database_options,
+    add_scope_options,
+    database_settings,
+    env_option,
+)
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
 from glyphoxa_mcp.db.database import Database
@@ -97,21 +102,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     env_option(
         serve, "--transport", env="GLYPHOXA_TRANSPORT", help="stdio, sse or http", default="stdio"
     )
-    env_option(
-        serve,
-        "--tier",
-        env="GLYPHOXA_TIER",
-        help="FAST, STANDARD or DEEP",
-        default="STANDARD",
-        type=str.upper,
-    )
-    env_option(serve, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default="default")
-    env_option(
-        serve,
-        "--npc",
-        env="GLYPHOXA_NPC",
-        help="the NPC whose knowledge applies; unset is the DM, who sees everything",
-    )
+    add_scope_options(serve, default_campaign="default")
     env_option(
         serve,
         "--tool-names",

@@ -11,7 +11,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError
+from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor
 from glyphoxa_mcp.server.tiers import TierPolicy
@@ -81,3 +81,10 @@ def tool_errors() -> Iterator[None]:
         yield
     except GlyphoxaError as exc:
         raise ToolError(str(exc)) from exc
+
+
+def search_query(query: str) -> str | None:
+    """The query to run, or None when it is blank (the tool answers with a note)."""
+    if "\x00" in query:
+        raise InvalidInputError("query must not contain NUL characters.", field="query")
+    return query.strip() or None

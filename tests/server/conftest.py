@@ -23,9 +23,10 @@ def protocol(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture
-def connect(memory: CampaignMemory, protocol: str) -> Connect:
-    """Open an in-memory MCP client on a server over the test campaign."""
+def opener(
+    memory: CampaignMemory, protocol: str, embedder: LocalMiniLMEmbedder | None = None
+) -> Connect:
+    """A way to open in-memory MCP clients on servers over `memory`."""
 
     @contextlib.asynccontextmanager
     async def open_client(
@@ -34,11 +35,19 @@ def connect(memory: CampaignMemory, protocol: str) -> Connect:
         tier: Tier = Tier.STANDARD,
         style: NameStyle = NameStyle.DOTTED,
     ) -> AsyncIterator[Client]:
-        state = ServerState(memory=memory, npc_id=npc_id, policy=tier_policy(tier))
+        state = ServerState(
+            memory=memory, npc_id=npc_id, policy=tier_policy(tier), embedder=embedder
+        )
         async with Client(build_server(state, style), mode=protocol) as client:
             yield client
 
     return open_client
+
+
+@pytest.fixture
+def connect(memory: CampaignMemory, protocol: str) -> Connect:
+    """Open an in-memory MCP client on a server over the test campaign."""
+    return opener(memory, protocol)
 
 
 async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -61,21 +70,4 @@ def connect_semantic(
     semantic_memory: CampaignMemory, protocol: str, offline_embedder: LocalMiniLMEmbedder
 ) -> Connect:
     """Like `connect`, over a campaign whose vectors come from the offline model."""
-
-    @contextlib.asynccontextmanager
-    async def open_client(
-        *,
-        npc_id: str | None = None,
-        tier: Tier = Tier.STANDARD,
-        style: NameStyle = NameStyle.DOTTED,
-    ) -> AsyncIterator[Client]:
-        state = ServerState(
-            memory=semantic_memory,
-            npc_id=npc_id,
-            policy=tier_policy(tier),
-            embedder=offline_embedder,
-        )
-        async with Client(build_server(state, style), mode=protocol) as client:
-            yield client
-
-    return open_client
+    return opener(semantic_memory, protocol, offline_embedder)

@@ -15,33 +15,36 @@ from glyphoxa_mcp.server.tools import (
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
+TOOLS = (
+    (
+        ToolName.SEARCH_SESSIONS,
+        search_sessions.search_sessions,
+        "Search past sessions",
+        search_sessions.DESCRIPTION,
+    ),
+    (
+        ToolName.QUERY_ENTITIES,
+        query_entities.query_entities,
+        "Query the knowledge graph",
+        query_entities.DESCRIPTION,
+    ),
+    (
+        ToolName.GET_SESSION_SUMMARY,
+        session_summary.get_session_summary,
+        "Summary of a past session",
+        session_summary.DESCRIPTION,
+    ),
+    (
+        ToolName.SEARCH_FACTS,
+        search_facts.search_facts,
+        "Search facts and events",
+        search_facts.DESCRIPTION,
+    ),
+)
+
 
 def register_tools(server: MCPServer) -> None:
-    server.add_tool(
-        search_sessions.search_sessions,
-        name=ToolName.SEARCH_SESSIONS.value,
-        title="Search past sessions",
-        description=search_sessions.DESCRIPTION,
-        annotations=READ_ONLY,
-    )
-    server.add_tool(
-        query_entities.query_entities,
-        name=ToolName.QUERY_ENTITIES.value,
-        title="Query the knowledge graph",
-        description=query_entities.DESCRIPTION,
-        annotations=READ_ONLY,
-    )
-    server.add_tool(
-        session_summary.get_session_summary,
-        name=ToolName.GET_SESSION_SUMMARY.value,
-        title="Summary of a past session",
-        description=session_summary.DESCRIPTION,
-        annotations=READ_ONLY,
-    )
-    server.add_tool(
-        search_facts.search_facts,
-        name=ToolName.SEARCH_FACTS.value,
-        title="Search facts and events",
-        description=search_facts.DESCRIPTION,
-        annotations=READ_ONLY,
-    )
+    for name, function, title, description in TOOLS:
+        server.add_tool(
+            function, name=name.value, title=title, description=description, annotations=READ_ONLY
+        )

@@ -8,14 +8,13 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
 from glyphoxa_mcp.server.results import CountLimit, EntityRef, FactHit, SearchFactsResult
-from glyphoxa_mcp.server.state import ServerState, state_of, tool_errors
+from glyphoxa_mcp.server.state import ServerState, search_query, state_of, tool_errors
 from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.server.tools.query_entities import provenance_view
 from glyphoxa_mcp.server.tools.session_summary import known_session
@@ -67,9 +66,8 @@ async def search_facts(
     count = clamp(top_k, state.policy.max_results)
     result = SearchFactsResult(results=[], top_k=CountLimit.of(count), scope=state.scope)
     with tool_errors():
-        if "\x00" in query:
-            raise InvalidInputError("query must not contain NUL characters.", field="query")
-        if not query.strip():
+        text = search_query(query)
+        if text is None:
             return result.model_copy(update={"note": "The query is blank: nothing to search."})
         lower = parse_time_bound(after, "after")
         upper = parse_time_bound(before, "before")
@@ -94,7 +92,7 @@ async def search_facts(
             story_before=upper.story_day if upper else None,
         )
         search = FactSearch(state, known, filters, lower, upper)
-        hits = await search.run(query.strip(), subject, count.used)
+        hits = await search.run(text, subject, count.used)
         return result.model_copy(
             update={"results": hits, "note": None if hits else "Nothing matched."}
         )

@@ -13,7 +13,7 @@ from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.server.results import CountLimit, SearchSessionsResult, SessionHit
-from glyphoxa_mcp.server.state import ServerState, state_of, tool_errors
+from glyphoxa_mcp.server.state import ServerState, search_query, state_of, tool_errors
 from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.server.tools.session_summary import known_session
 from glyphoxa_mcp.storage.models import Chunk, Entry, SearchFilters
@@ -56,15 +56,14 @@ async def search_sessions(
     count = clamp(top_k, state.policy.max_results)
     empty = SearchSessionsResult(results=[], top_k=CountLimit.of(count), scope=state.scope)
     with tool_errors():
-        if "\x00" in query:
-            raise InvalidInputError("query must not contain NUL characters.", field="query")
-        if not query.strip():
+        text = search_query(query)
+        if text is None:
             return empty.model_copy(update={"note": "The query is blank: nothing to search."})
         filters = await _filters(state, session_id, speaker, npc_id, after, before)
         if filters is None:
             who = speaker if speaker and speaker.strip() else npc_id
             return empty.model_copy(update={"note": f"No speaker named {who!r}."})
-        hits = await SessionSearch(state, filters).run(query.strip(), count.used)
+        hits = await SessionSearch(state, filters).run(text, count.used)
         return empty.model_copy(
             update={"results": hits, "note": None if hits else "Nothing matched."}
         )
