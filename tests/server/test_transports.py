@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -93,17 +94,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def http_server(served_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+@contextlib.contextmanager
+def served(env: dict[str, str], log: Path, *extra: str) -> Iterator[str]:
+    """`serve` in a subprocess on a free loopback port; its base URL."""
     port = free_port()
-    log = tmp_path / "serve.log"
     with log.open("w") as output:
         process = subprocess.Popen(
-            [
-                sys.executable,
-                *serve_args("--transport", "http", "--port", str(port), "--tier", "DEEP"),
-            ],
-            env=served_env,
+            [sys.executable, *serve_args(*extra, "--port", str(port))],
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
@@ -118,6 +116,14 @@ def http_server(served_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
                 process.kill()
                 process.wait()
     assert "Traceback" not in log.read_text(), log.read_text()
+
+
+@pytest.fixture
+def http_server(served_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    with served(
+        served_env, tmp_path / "serve.log", "--transport", "http", "--tier", "DEEP"
+    ) as base:
+        yield base
 
 
 async def wait_until_healthy(base: str) -> dict[str, object]:
@@ -267,3 +273,15 @@ async def test_the_voice_bridge_reaches_a_tier_over_sse(http_server: str) -> Non
     facts = json.loads(item["item"]["output"])
     assert "Town Watch" in facts["results"][0]["text"]
     assert gemini["toolResponse"]["functionResponses"][0]["response"]["session_id"] == "s1"
+
+
+async def test_sse_transport_serves_one_tier(served_env: dict[str, str], tmp_path: Path) -> None:
+    with served(served_env, tmp_path / "sse.log", "--transport", "sse", "--tier", "FAST") as base:
+        health = await wait_until_healthy(base)
+        assert health == {"status": "ok", "sse": "/sse"}
+        with anyio.fail_after(60):
+            async with Client(sse_client(f"{base}/sse"), mode="legacy") as client:
+                names = [t.name for t in (await client.list_tools()).tools]
+                found = await client.call_tool("memory.query_entities", {"name": "Grimjaw"})
+    assert names == ["memory.query_entities"]
+    assert found.structured_content["entities"][0]["id"] == "grimjaw"
