@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
@@ -76,10 +78,38 @@ async def migrate_dsn(dsn: str, embedding_dim: int) -> MigrationReport:
         await conn.close()
 
 
+class OneConnection:
+    """Pool-shaped access to one connection, so stores built on it share its transaction."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    @contextlib.asynccontextmanager
+    async def acquire(self) -> AsyncIterator[asyncpg.Connection]:
+        yield self._conn
+
+    async def execute(self, *args: Any, **kwargs: Any) -> str:
+        return await self._conn.execute(*args, **kwargs)
+
+    async def executemany(self, *args: Any, **kwargs: Any) -> None:
+        await self._conn.executemany(*args, **kwargs)
+
+    async def fetch(self, *args: Any, **kwargs: Any) -> list[asyncpg.Record]:
+        return await self._conn.fetch(*args, **kwargs)
+
+    async def fetchrow(self, *args: Any, **kwargs: Any) -> asyncpg.Record | None:
+        return await self._conn.fetchrow(*args, **kwargs)
+
+    async def fetchval(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._conn.fetchval(*args, **kwargs)
+
+
 class Database:
     """A migrated database and its connection pool; the one handle stores are built on."""
 
-    def __init__(self, pool: asyncpg.Pool, location: DatabaseLocation, embedding_dim: int) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool | OneConnection, location: DatabaseLocation, embedding_dim: int
+    ) -> None:
         self.pool = pool
         self.location = location
         self.embedding_dim = embedding_dim
@@ -109,7 +139,16 @@ class Database:
             )
         return cls(pool, location, embedding_dim)
 
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Database]:
+        """A handle whose stores all write in one transaction: committed when the block ends,
+        rolled back (nothing written) when it raises."""
+        with driver_errors("open a transaction"):
+            async with self.pool.acquire() as conn, conn.transaction():
+                yield Database(OneConnection(conn), self.location, self.embedding_dim)
+
     async def close(self) -> None:
+        assert isinstance(self.pool, asyncpg.Pool), "close the database, not a transaction"
         await self.pool.close()
 
     async def __aenter__(self) -> Database:

@@ -142,6 +142,9 @@ class SessionLog:
                     "incoming_entries", records=records, columns=COPY_COLUMNS
                 )
                 rows = await conn.fetch(INSERT_INCOMING, self.campaign_id, session_id)
+                # ON COMMIT DROP waits for the outermost commit; a caller's transaction may
+                # append again before that.
+                await conn.execute("DROP TABLE incoming_entries")
         return [row["id"] for row in rows]
 
     async def recent(

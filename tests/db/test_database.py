@@ -83,3 +83,33 @@ async def test_a_second_process_shares_the_embedded_server_and_leaves_it_running
         assert f"embedded PostgreSQL in {tmp_path / 'postgres'}" in other.stdout
         # The other process has exited; this one's server and pool still work.
         assert await db.pool.fetchval("SELECT count(*) FROM campaigns") == 0
+
+
+async def test_a_transaction_commits_every_store_write_or_none(db: Database) -> None:
+    from datetime import UTC, datetime
+
+    from glyphoxa_mcp.errors import NotFoundError
+    from glyphoxa_mcp.storage.campaigns import Campaigns
+    from glyphoxa_mcp.storage.memory import CampaignMemory
+    from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewRelationship, NewSession
+    from glyphoxa_mcp.storage.status import database_status
+
+    line = NewEntry(
+        speaker_id="a", speaker_name="Ana", text="hi", spoken_at=datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    with pytest.raises(NotFoundError):
+        async with db.transaction() as tx:
+            await Campaigns(tx).ensure("doomed")
+            memory = CampaignMemory(tx, "doomed")
+            await memory.sessions.upsert(NewSession(id="s1"))
+            await memory.log.append_many("s1", [line])
+            await memory.log.append_many("s1", [line.model_copy(update={"text": "again"})])
+            await memory.graph.upsert_entity(NewEntity(type="npc", name="Ana"))
+            await memory.graph.upsert_relationship(
+                NewRelationship(source_id="ana", target_id="nobody", rel_type="KNOWS")
+            )
+    assert (await database_status(db)).campaigns == ()
+    async with db.transaction() as tx:
+        await Campaigns(tx).ensure("kept")
+        await CampaignMemory(tx, "kept").graph.upsert_entity(NewEntity(type="npc", name="Ana"))
+    assert [c.entities for c in (await database_status(db)).campaigns] == [1]
