@@ -9,8 +9,8 @@ from typing import Any
 
 from mcp.client import Client
 
-from glyphoxa_mcp.campaign.file_format import CampaignFile
 from glyphoxa_mcp.campaign.loader import load_campaign
+from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.pipeline.transcripts import parse_jsonl
@@ -19,7 +19,6 @@ from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
-from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewSession
 
@@ -34,11 +33,12 @@ def _bundled(name: str) -> str:
 async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMemory:
     """Load the sample campaign and its two sessions; loading again changes nothing."""
     memory = CampaignMemory(db, DEMO_CAMPAIGN)
-    file = CampaignFile.model_validate_json(_bundled("campaign.json"))
-    report = await load_campaign(memory, Campaigns(db), file)
+    file = parse_campaign_file(_bundled("campaign.json"), "campaign.json")
+    report = await load_campaign(db, file, DEMO_CAMPAIGN)
     say(
-        f"Loaded campaign '{file.campaign.name}': {report.entities} entities, "
-        f"{report.relationships} relationships, {report.facts} facts."
+        f"Loaded campaign 'The Salt Road': {report.count('entity')} entities, "
+        f"{report.count('relationship')} relationships, {report.count('fact')} facts "
+        f"({sum(c.action != 'unchanged' for c in report.changes)} changed)."
     )
     for session in json.loads(_bundled("sessions.json"))["sessions"]:
         entries = parse_jsonl(_bundled(session["transcript"]).splitlines(), session["transcript"])

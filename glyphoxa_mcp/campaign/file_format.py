@@ -52,7 +52,7 @@ class CampaignInfo(Strict):
 
 
 class CampaignFile(Strict):
-    campaign: CampaignInfo
+    campaign: CampaignInfo | None = None
     entities: tuple[EntityEntry, ...] = ()
     relationships: tuple[RelationshipEntry, ...] = ()
     facts: tuple[FactEntry, ...] = ()

@@ -1,36 +1,60 @@
-"""Putting a campaign file into the knowledge graph.
+"""Putting a campaign file into the knowledge graph: validated first, all or nothing.
 
-Every reference is resolved before anything is written, so a file that names an unknown
-entity is refused whole. Loading is idempotent: entities, relationships and facts are
-upserted by their identity, so loading the same file again changes nothing.
+Every reference is resolved before anything is written, and the whole load runs in one
+transaction. Items are compared with what is stored and written only when they differ, so
+loading the same file again changes nothing, and an edited file updates in place and says
+what changed. Items the file no longer mentions are left alone (the DM may have added
+them by command); facts are identified by subject and text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from glyphoxa_mcp.campaign.file_format import CampaignFile, Visible
+from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import compact, match_names
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import (
     Entity,
+    Fact,
     NewEntity,
     NewFact,
     NewRelationship,
     Provenance,
+    Relationship,
     Visibility,
 )
 from glyphoxa_mcp.storage.vocabulary import checked_relationship_type, slugify
+
+Kind = Literal["entity", "relationship", "fact"]
+Action = Literal["created", "updated", "unchanged"]
+MAX_ENTITIES = 100_000
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: Kind
+    action: Action
+    label: str
 
 
 @dataclass(frozen=True)
 class LoadReport:
     campaign_id: str
-    entities: int
-    relationships: int
-    facts: int
+    changes: tuple[Change, ...]
+    dry_run: bool
+
+    def count(self, kind: Kind, action: Action | None = None) -> int:
+        return sum(1 for c in self.changes if c.kind == kind and action in (None, c.action))
+
+
+class _Rollback(Exception):
+    def __init__(self, report: LoadReport) -> None:
+        self.report = report
 
 
 def _provenance(confidence: float) -> Provenance:
@@ -63,14 +87,41 @@ class References:
         )
 
 
-async def load_campaign(
-    memory: CampaignMemory, campaigns: Campaigns, file: CampaignFile
-) -> LoadReport:
-    if file.campaign.id != memory.campaign_id:
+def campaign_of(file: CampaignFile, given: str | None) -> tuple[str, str]:
+    """The campaign id and name: from the file, the command line, or both when they agree."""
+    named = file.campaign.id if file.campaign else None
+    if named and given and named != given:
         raise InvalidInputError(
-            f"The file is for campaign {file.campaign.id!r}, not {memory.campaign_id!r}.",
-            field="campaign.id",
+            f"The file is for campaign {named!r}, but {given!r} was asked for.", field="campaign"
         )
+    campaign_id = named or given
+    if campaign_id is None:
+        raise InvalidInputError(
+            "Name the campaign: a 'campaign: {id, name}' block in the file, or --campaign.",
+            field="campaign",
+        )
+    return campaign_id, file.campaign.name if file.campaign else campaign_id
+
+
+async def load_campaign(
+    db: Database, file: CampaignFile, campaign_id: str | None = None, *, dry_run: bool = False
+) -> LoadReport:
+    campaign_id, name = campaign_of(file, campaign_id)
+    try:
+        async with db.transaction() as tx:
+            await Campaigns(tx).ensure(campaign_id, name)
+            changes = await _apply(CampaignMemory(tx, campaign_id), file)
+            report = LoadReport(campaign_id, tuple(changes), dry_run)
+            if dry_run:
+                raise _Rollback(report)
+    except _Rollback as rollback:
+        return rollback.report
+    return report
+
+
+async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[Change]:
+    graph = memory.graph
+    stored = {e.id: e for e in await graph.find_entities(limit=MAX_ENTITIES)}
     planned = [
         Entity(
             id=entry.id or slugify(entry.name),
@@ -82,48 +133,103 @@ async def load_campaign(
         )
         for entry in file.entities
     ]
-    existing = await memory.queries.entity_names()
-    references = References(planned + existing)
+    refs = References(planned + [e for e in stored.values() if e.id not in {p.id for p in planned}])
     entities = [
         NewEntity(
-            id=entity.id,
-            type=entity.type,
-            name=entity.name,
-            aliases=entity.aliases,
-            attributes=entity.attributes,
-            visibility=references.visibility(entry, f"entities[{i}]"),
+            id=p.id,
+            type=p.type,
+            name=p.name,
+            aliases=p.aliases,
+            attributes=p.attributes,
+            visibility=refs.visibility(entry, f"entities[{i}]"),
         )
-        for i, (entity, entry) in enumerate(zip(planned, file.entities, strict=True))
+        for i, (p, entry) in enumerate(zip(planned, file.entities, strict=True))
     ]
     relationships = [
         NewRelationship(
-            source_id=references.resolve(rel.source, f"relationships[{i}].source"),
-            target_id=references.resolve(rel.target, f"relationships[{i}].target"),
+            source_id=refs.resolve(rel.source, f"relationships[{i}].source"),
+            target_id=refs.resolve(rel.target, f"relationships[{i}].target"),
             rel_type=checked_relationship_type(rel.type, f"relationships[{i}].type"),
             attributes=rel.attributes,
             provenance=_provenance(rel.confidence),
-            visibility=references.visibility(rel, f"relationships[{i}]"),
+            visibility=refs.visibility(rel, f"relationships[{i}]"),
         )
         for i, rel in enumerate(file.relationships)
     ]
     facts = [
         NewFact(
-            subject_id=references.resolve(fact.subject, f"facts[{i}].subject")
-            if fact.subject
-            else None,
-            text=fact.text,
-            story_day=fact.story_day,
-            story_label=fact.story_label,
-            provenance=_provenance(fact.confidence),
-            visibility=references.visibility(fact, f"facts[{i}]"),
+            subject_id=refs.resolve(f.subject, f"facts[{i}].subject") if f.subject else None,
+            text=f.text,
+            story_day=f.story_day,
+            story_label=f.story_label,
+            provenance=_provenance(f.confidence),
+            visibility=refs.visibility(f, f"facts[{i}]"),
         )
-        for i, fact in enumerate(file.facts)
+        for i, f in enumerate(file.facts)
     ]
-    await campaigns.ensure(file.campaign.id, file.campaign.name)
+    changes = []
     for entity in entities:
-        await memory.graph.upsert_entity(entity)
-    for relationship in relationships:
-        await memory.graph.upsert_relationship(relationship)
+        assert entity.id is not None
+        before = stored.get(entity.id)
+        action = _entity_action(before, entity)
+        if action != "unchanged":
+            await graph.upsert_entity(entity)
+        changes.append(Change("entity", action, entity.name))
+    links = {(r.source_id, r.target_id, r.rel_type): r for r in await graph.all_relationships()}
+    for rel in relationships:
+        action = _relationship_action(links.get((rel.source_id, rel.target_id, rel.rel_type)), rel)
+        if action != "unchanged":
+            await graph.upsert_relationship(rel)
+        changes.append(
+            Change("relationship", action, f"{rel.source_id} {rel.rel_type} {rel.target_id}")
+        )
+    known_facts = {(f.subject_id, f.text): f for f in await graph.current_facts()}
     for fact in facts:
-        await memory.graph.upsert_fact(fact)
-    return LoadReport(memory.campaign_id, len(entities), len(relationships), len(facts))
+        action = _fact_action(known_facts.get((fact.subject_id, fact.text)), fact)
+        if action != "unchanged":
+            await graph.upsert_fact(fact)
+        changes.append(Change("fact", action, fact.text))
+    return changes
+
+
+def _entity_action(before: Entity | None, after: NewEntity) -> Action:
+    if before is None:
+        return "created"
+    same = (
+        before.type == after.type
+        and before.name == after.name
+        and before.aliases == after.aliases
+        and before.attributes == after.attributes
+        and before.visibility == after.visibility
+    )
+    return "unchanged" if same else "updated"
+
+
+def _same_provenance(before: Provenance, after: Provenance) -> bool:
+    return (before.confidence, before.source, before.dm_confirmed) == (
+        after.confidence,
+        after.source,
+        after.dm_confirmed,
+    )
+
+
+def _relationship_action(before: Relationship | None, after: NewRelationship) -> Action:
+    if before is None:
+        return "created"
+    same = (
+        before.attributes == after.attributes
+        and _same_provenance(before.provenance, after.provenance)
+        and before.visibility == after.visibility
+    )
+    return "unchanged" if same else "updated"
+
+
+def _fact_action(before: Fact | None, after: NewFact) -> Action:
+    if before is None:
+        return "created"
+    same = (
+        (before.story_day, before.story_label) == (after.story_day, after.story_label)
+        and _same_provenance(before.provenance, after.provenance)
+        and before.visibility == after.visibility
+    )
+    return "unchanged" if same else "updated"

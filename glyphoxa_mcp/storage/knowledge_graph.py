@@ -375,3 +375,21 @@ class KnowledgeGraph:
         with driver_errors(f"delete fact {fact_id}"):
             status = await self._pool.execute(DELETE_FACT, self.campaign_id, fact_id)
         return status.endswith(" 1")
+
+    async def all_relationships(self) -> list[Relationship]:
+        with driver_errors("read relationships"):
+            rows = await self._pool.fetch(
+                f"SELECT {RELATIONSHIP_COLUMNS} FROM relationships r WHERE r.campaign_id = $1 "
+                "ORDER BY r.id",
+                self.campaign_id,
+            )
+        return [relationship_from_row(row) for row in rows]
+
+    async def current_facts(self) -> list[Fact]:
+        with driver_errors("read facts"):
+            rows = await self._pool.fetch(
+                f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.campaign_id = $1 "
+                "AND f.superseded_by IS NULL ORDER BY f.id",
+                self.campaign_id,
+            )
+        return [fact_from_row(row) for row in rows]

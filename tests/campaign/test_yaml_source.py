@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import pytest
+
+from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
+from glyphoxa_mcp.errors import InvalidInputError
+
+GOOD = """\
+campaign: {id: coast, name: The Coast}
+entities:
+  - name: Grimjaw
+    type: npc
+    aliases: [the smith]
+    attributes: {mood: {morning: grumpy}}
+    known_by: [Grimjaw]
+relationships:
+  - {source: Grimjaw, type: located at, target: Saltmere}
+facts:
+  - {subject: Grimjaw, text: Grimjaw hates rain., story_day: 3, secret: true}
+"""
+
+
+def test_a_good_file_parses_with_nested_attributes() -> None:
+    file = parse_campaign_file(GOOD, "coast.yaml")
+    assert file.campaign is not None and file.campaign.id == "coast"
+    [grimjaw] = file.entities
+    assert grimjaw.attributes == {"mood": {"morning": "grumpy"}}
+    assert file.facts[0].secret and file.facts[0].story_day == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            GOOD.replace("type: npc", "type: dragon"),
+            "coast.yaml:4:11: entities[0].type: Input should be",
+        ),
+        (GOOD.replace("story_day: 3", "story_day: soon"), "coast.yaml:11:62: facts[0].story_day:"),
+        (GOOD.replace("    type: npc\n", ""), "coast.yaml:3:5: entities[0].type: Field required"),
+        (GOOD + "villains: []\n", "coast.yaml:12:11: villains: Extra inputs are not permitted"),
+        (GOOD.replace("[the smith]", "[the smith"), "coast.yaml:6:15: not valid YAML"),
+        ("", "coast.yaml: the file is empty"),
+    ],
+)
+def test_errors_name_file_line_column_and_field(text: str, message: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        parse_campaign_file(text, "coast.yaml")
+    assert str(caught.value).startswith(message), str(caught.value)
