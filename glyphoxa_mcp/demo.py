@@ -26,6 +26,11 @@ DEMO_CAMPAIGN = "demo"
 Printer = Callable[[str], None]
 
 
+def sample_campaign() -> str:
+    """The sample campaign file, a commented example of the format."""
+    return _bundled("campaign.yaml")
+
+
 def _bundled(name: str) -> str:
     return resources.files("glyphoxa_mcp").joinpath("data", "demo", name).read_text("utf-8")
 
@@ -33,7 +38,7 @@ def _bundled(name: str) -> str:
 async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMemory:
     """Load the sample campaign and its two sessions; loading again changes nothing."""
     memory = CampaignMemory(db, DEMO_CAMPAIGN)
-    file = parse_campaign_file(_bundled("campaign.json"), "campaign.json")
+    file = parse_campaign_file(_bundled("campaign.yaml"), "campaign.yaml")
     report = await load_campaign(db, file, DEMO_CAMPAIGN)
     say(
         f"Loaded campaign 'The Salt Road': {report.count('entity')} entities, "

@@ -12,6 +12,7 @@ import anyio
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.cli import (
+    campaign_commands,
     claude_config_command,
     db_commands,
     demo_command,
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     schemas_command.register(commands)
     demo_command.register(commands)
     claude_config_command.register(commands)
+    campaign_commands.register(commands)
     return parser
 
 
@@ -63,3 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader (head, less) went away: stop quietly, and keep Python's exit-time flush
+        # of stdout from raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

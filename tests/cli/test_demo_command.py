@@ -23,4 +23,26 @@ def test_the_demo_runs_on_a_fresh_data_dir_and_again(tmp_path: Path) -> None:
     again = json.loads(run_cli("status", "--json", "--data-dir", str(tmp_path)).stdout)
     assert again["campaigns"] == status["campaigns"]
     [demo] = status["campaigns"]
-    assert (demo["sessions"], demo["entries"], demo["entities"]) == (2, 19, 13)
+    assert (demo["sessions"], demo["entries"], demo["entities"]) == (2, 19, 31)
+
+
+def test_the_sample_campaign_can_be_printed_edited_and_loaded(tmp_path: Path) -> None:
+    sample = run_cli("campaign", "sample")
+    assert sample.returncode == 0 and sample.stdout.startswith("# The Salt Road")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(sample.stdout.replace("id: demo", "id: mine"))
+    dry = run_cli("campaign", "load", str(mine), "--dry-run", "--json", "--data-dir", str(tmp_path))
+    assert dry.returncode == 0, dry.stderr
+    report = json.loads(dry.stdout)
+    assert report["dry_run"] and report["counts"]["entity"]["created"] == 31
+    loaded = run_cli("campaign", "load", str(mine), "--data-dir", str(tmp_path))
+    assert "31 entities (31 new, 0 changed)" in loaded.stdout
+    again = run_cli("campaign", "load", str(mine), "--data-dir", str(tmp_path))
+    assert "Nothing changed." in again.stdout
+    mine.write_text(mine.read_text().replace("type: npc", "type: dragon", 1))
+    broken = run_cli("campaign", "load", str(mine), "--data-dir", str(tmp_path))
+    assert (
+        broken.returncode == 2
+        and f"{mine}:" in broken.stderr
+        and "entities[0].type" in broken.stderr
+    )

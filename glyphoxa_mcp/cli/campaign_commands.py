@@ -1,0 +1,101 @@
+"""`campaign load FILE`: put a campaign file into the knowledge graph."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from glyphoxa_mcp.campaign.loader import LoadReport, load_campaign
+from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
+from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
+from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.demo import sample_campaign
+from glyphoxa_mcp.errors import InvalidInputError
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    campaign = commands.add_parser("campaign", help="load campaign files")
+    actions = campaign.add_subparsers(title="actions", metavar="ACTION", required=True)
+    load = actions.add_parser(
+        "load",
+        help="validate a campaign file and load it (all or nothing; loading again is harmless)",
+    )
+    load.add_argument("file", type=Path, help="YAML (or JSON) campaign file")
+    load.add_argument(
+        "--dry-run", action="store_true", help="show what would change; write nothing"
+    )
+    load.add_argument("--json", action="store_true", help="print JSON for scripts")
+    env_option(
+        load,
+        "--campaign",
+        env="GLYPHOXA_CAMPAIGN",
+        help="campaign id, when the file has no 'campaign:' header",
+    )
+    add_database_options(load)
+    load.set_defaults(run=run_load)
+    sample = actions.add_parser(
+        "sample", help="print the sample campaign file (a commented example of the format)"
+    )
+    sample.set_defaults(run=run_sample)
+
+
+async def run_sample(args: argparse.Namespace) -> int:
+    print(sample_campaign(), end="")
+    return 0
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInputError(f"{path}: no such file.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{path}: cannot be read ({exc}).") from None
+
+
+async def run_load(args: argparse.Namespace) -> int:
+    file = parse_campaign_file(read_text(args.file), str(args.file))
+    async with await Database.open(database_settings(args), max_size=2) as db:
+        report = await load_campaign(db, file, args.campaign, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(report_json(report), indent=2))
+    else:
+        print_report(report)
+    return 0
+
+
+def report_json(report: LoadReport) -> dict[str, object]:
+    return {
+        "campaign": report.campaign_id,
+        "dry_run": report.dry_run,
+        "counts": {
+            kind: {
+                action: report.count(kind, action) for action in ("created", "updated", "unchanged")
+            }
+            for kind in ("entity", "relationship", "fact")
+        },
+        "changes": [{"kind": c.kind, "action": c.action, "item": c.label} for c in report.changes],
+    }
+
+
+def print_report(report: LoadReport) -> None:
+    verb = "would load" if report.dry_run else "loaded"
+    parts = []
+    for kind, plural in (
+        ("entity", "entities"),
+        ("relationship", "relationships"),
+        ("fact", "facts"),
+    ):
+        created, updated = report.count(kind, "created"), report.count(kind, "updated")
+        parts.append(f"{report.count(kind)} {plural} ({created} new, {updated} changed)")
+    print(f"Campaign {report.campaign_id!r}: {verb} " + ", ".join(parts) + ".")
+    changed = [c for c in report.changes if c.action != "unchanged"]
+    if changed:
+        print()
+        print_table(["change", "kind", "item"], [[c.action, c.kind, c.label] for c in changed])
+    else:
+        print("Nothing changed.")
+    if report.dry_run:
+        print("\nDry run: nothing was written.")
