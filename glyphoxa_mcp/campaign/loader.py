@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from glyphoxa_mcp.campaign.file_format import CampaignFile, Visible
+from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.recall.names import compact, match_names
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import (
@@ -63,22 +63,13 @@ def _provenance(confidence: float) -> Provenance:
 
 
 class References:
-    """Resolves the names a file uses to entity ids: exact name, alias or id only."""
+    """Resolves the names a file uses to entity ids (see EntityResolver)."""
 
     def __init__(self, entities: list[Entity]) -> None:
-        self.entities = entities
-        self._by_key: dict[str, str] = {}
-        for entity in entities:
-            for spelling in (entity.id, entity.name, *entity.aliases):
-                self._by_key.setdefault(compact(spelling), entity.id)
+        self._resolver = EntityResolver(entities)
 
     def resolve(self, reference: str, where: str) -> str:
-        found = self._by_key.get(compact(reference))
-        if found is not None:
-            return found
-        near = [m.entity.name for m in match_names(reference, self.entities, limit=3)]
-        hint = f" Did you mean {', '.join(near)}?" if near else ""
-        raise InvalidInputError(f"{where}: no entity named {reference!r}.{hint}", field=where)
+        return self._resolver.resolve(reference, where).id
 
     def visibility(self, item: Visible, where: str) -> Visibility:
         return Visibility(

@@ -32,10 +32,9 @@ from glyphoxa_mcp.storage.models import (
 )
 from glyphoxa_mcp.storage.semantic_index import CHUNK_COLUMNS, chunk_from_row
 from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, or_tsquery, visible, where
-from glyphoxa_mcp.storage.vocabulary import RELATIONSHIP_TYPES
+from glyphoxa_mcp.storage.vocabulary import BIDIRECTIONAL_TYPES
 
 MAX_DEPTH = 5
-BIDIRECTIONAL_TYPES = [rel_type for rel_type, both in RELATIONSHIP_TYPES.items() if both]
 Direction = Literal["outgoing", "both"]
 
 
@@ -74,7 +73,7 @@ def walk_cte(
             UNION ALL
             SELECT r.source_id, r.rel_type FROM relationships r
             WHERE r.campaign_id = $1 AND r.target_id = w.id AND {visible("r", npc)} {type_filter}
-              AND NOT r.rel_type = ANY({params.add(BIDIRECTIONAL_TYPES)}::text[])"""
+              AND NOT r.rel_type = ANY({params.add(list(BIDIRECTIONAL_TYPES))}::text[])"""
     return f"""
         walk (id, depth, path, via) AS (
             SELECT a.id, 0, ARRAY[a.id], NULL::text
@@ -207,6 +206,7 @@ class GraphQueries:
         params = Params(self.campaign_id, list(entity_ids))
         npc = params.add(npc_id)
         other_id = "CASE WHEN r.source_id = e.id THEN r.target_id ELSE r.source_id END"
+        bidirectional = params.add(list(BIDIRECTIONAL_TYPES))
         facts = "'[]'::jsonb"
         if include_facts:
             facts = f"""coalesce((
@@ -231,7 +231,7 @@ class GraphQueries:
                         JOIN entities o ON o.campaign_id = r.campaign_id AND o.id = {other_id}
                         WHERE r.campaign_id = $1
                           AND (r.source_id = e.id OR (r.target_id = e.id
-                               AND NOT r.rel_type = ANY({params.add(BIDIRECTIONAL_TYPES)}::text[])))
+                               AND NOT r.rel_type = ANY({bidirectional}::text[])))
                           AND {visible("r", npc)} AND {entity_visible("o", npc)}
                         ORDER BY position
                         LIMIT {params.add(max_relationships)}

@@ -24,7 +24,7 @@ from glyphoxa_mcp.storage.models import (
 )
 from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, visible, where
 from glyphoxa_mcp.storage.vocabulary import (
-    RELATIONSHIP_TYPES,
+    BIDIRECTIONAL_TYPES,
     EntityType,
     is_bidirectional,
     slugify,
@@ -287,7 +287,7 @@ class KnowledgeGraph:
         elif direction == "incoming":
             touching = "r.target_id = $2"
         else:
-            bidirectional = params.add([t for t, both in RELATIONSHIP_TYPES.items() if both])
+            bidirectional = params.add(list(BIDIRECTIONAL_TYPES))
             touching = (
                 f"(r.source_id = $2 OR (r.target_id = $2 "
                 f"AND NOT r.rel_type = ANY({bidirectional}::text[])))"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.storage.campaigns import Sessions
+from glyphoxa_mcp.storage.curation import Curation
 from glyphoxa_mcp.storage.fact_queries import FactQueries
 from glyphoxa_mcp.storage.graph_queries import GraphQueries
 from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
@@ -22,3 +23,4 @@ class CampaignMemory:
         self.graph = KnowledgeGraph(db, campaign_id)
         self.queries = GraphQueries(db, campaign_id)
         self.facts = FactQueries(db, campaign_id)
+        self.curation = Curation(db, campaign_id)

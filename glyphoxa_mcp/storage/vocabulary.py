@@ -36,6 +36,8 @@ RELATIONSHIP_TYPES: dict[str, bool] = {
     "EMPLOYED_BY": False,
 }
 
+BIDIRECTIONAL_TYPES = tuple(t for t, both in RELATIONSHIP_TYPES.items() if both)
+
 KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 RELATIONSHIP_TYPE_PATTERN = r"^[A-Z][A-Z0-9_]{0,63}$"
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
