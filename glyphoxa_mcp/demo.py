@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from importlib import resources
 from typing import Any
 
 from mcp.client import Client
 
 from glyphoxa_mcp.campaign.loader import load_campaign
+from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.pipeline.process import process_session
@@ -26,27 +26,18 @@ DEMO_CAMPAIGN = "demo"
 Printer = Callable[[str], None]
 
 
-def sample_campaign() -> str:
-    """The sample campaign file, a commented example of the format."""
-    return _bundled("campaign.yaml")
-
-
-def _bundled(name: str) -> str:
-    return resources.files("glyphoxa_mcp").joinpath("data", "demo", name).read_text("utf-8")
-
-
 async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMemory:
     """Load the sample campaign and its two sessions; loading again changes nothing."""
     memory = CampaignMemory(db, DEMO_CAMPAIGN)
-    file = parse_campaign_file(_bundled("campaign.yaml"), "campaign.yaml")
+    file = parse_campaign_file(bundled("campaign.yaml"), "campaign.yaml")
     report = await load_campaign(db, file, DEMO_CAMPAIGN)
     say(
         f"Loaded campaign 'The Salt Road': {report.count('entity')} entities, "
         f"{report.count('relationship')} relationships, {report.count('fact')} facts "
         f"({sum(c.action != 'unchanged' for c in report.changes)} changed)."
     )
-    for session in json.loads(_bundled("sessions.json"))["sessions"]:
-        entries = parse_jsonl(_bundled(session["transcript"]).splitlines(), session["transcript"])
+    for session in json.loads(bundled("sessions.json"))["sessions"]:
+        entries = parse_jsonl(bundled(session["transcript"]).splitlines(), session["transcript"])
         await memory.sessions.upsert(
             NewSession(id=session["id"], title=session["title"], started_at=entries[0].spoken_at)
         )

@@ -16,6 +16,8 @@ from glyphoxa_mcp.cli import (
     claude_config_command,
     db_commands,
     demo_command,
+    entity_commands,
+    knowledge_commands,
     schemas_command,
     serve_command,
 )
@@ -46,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo_command.register(commands)
     claude_config_command.register(commands)
     campaign_commands.register(commands)
+    entity_commands.register(commands)
+    knowledge_commands.register(commands)
     return parser
 
 

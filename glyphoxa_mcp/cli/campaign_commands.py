@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 from glyphoxa_mcp.campaign.loader import LoadReport, load_campaign
+from glyphoxa_mcp.campaign.sample import sample_campaign
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.demo import sample_campaign
 from glyphoxa_mcp.errors import InvalidInputError
 
 

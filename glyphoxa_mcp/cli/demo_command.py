@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from glyphoxa_mcp import demo
 from glyphoxa_mcp.cli.options import add_database_options, database_settings
 from glyphoxa_mcp.cli.serve_command import add_embedder_options, embedding_settings
 from glyphoxa_mcp.db.database import Database
@@ -25,6 +24,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 async def run_demo(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp import demo  # imports the MCP SDK; see run_serve
+
     embedder_settings = embedding_settings(args)
     async with await Database.open(database_settings(args)) as db:
         print(f"Memory database: {db.location.description}")

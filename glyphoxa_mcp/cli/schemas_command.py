@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from glyphoxa_mcp.server.tool_schemas import export
-
 
 def register(commands: argparse._SubParsersAction) -> None:
     schemas = commands.add_parser(
@@ -21,6 +19,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 async def run_schemas(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.server.tool_schemas import export  # imports the MCP SDK; see run_serve
+
     out = Path(args.out)
     files = await export(out)
     if args.check:

@@ -21,10 +21,6 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.providers.embeddings import EmbeddingSettings, make_embedder
 from glyphoxa_mcp.recall.names import match_names
-from glyphoxa_mcp.server.app import build_server
-from glyphoxa_mcp.server.hosting import build_http_app, build_sse_app, serve_http
-from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, tier_policy
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.campaigns import Campaigns
@@ -159,6 +155,13 @@ async def check_npc(memory: CampaignMemory, npc_id: str) -> None:
 
 
 async def run_serve(args: argparse.Namespace) -> int:
+    # The MCP SDK takes about a second to import; only serving needs it, so the DM's
+    # commands don't pay for it.
+    from glyphoxa_mcp.server.app import build_server
+    from glyphoxa_mcp.server.hosting import build_http_app, build_sse_app, serve_http
+    from glyphoxa_mcp.server.state import ServerState
+    from glyphoxa_mcp.server.subscriptions import HotSubscriptions
+
     settings = serve_settings(args)
     embedder_settings = embedding_settings(args)
     async with await Database.open(database_settings(args)) as db:

@@ -1,0 +1,263 @@
+"""`fact add|list|retcon|history`, `review list|confirm|reject`, `secret mark|reveal`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Literal
+
+from glyphoxa_mcp.cli.dm_support import (
+    add_common,
+    add_visibility,
+    campaign_memory,
+    emit,
+    parse_item,
+    resolver,
+    visibility_of,
+)
+from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.recall.time_bounds import parse_time_bound
+from glyphoxa_mcp.storage.models import Fact, NewFact, Provenance, Visibility, build
+
+REVIEW_THRESHOLD = 0.7
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    fact = commands.add_parser("fact", help="add, list, retcon facts")
+    facts = fact.add_subparsers(title="actions", metavar="ACTION", required=True)
+    add = facts.add_parser("add", help='add a fact: SUBJECT "TEXT"')
+    add.add_argument("subject", help="the entity it is about (name, alias or id)")
+    add.add_argument("text")
+    add.add_argument("--session", help="the session it came from")
+    add.add_argument("--when", help="an ISO date (real time) or 'day N' (story time)")
+    add.add_argument("--confidence", type=float, default=1.0, help="below 1 marks a rumour")
+    add_visibility(add)
+    add_common(add)
+    add.set_defaults(run=run_fact_add)
+    listing = facts.add_parser("list", help="current facts, about one entity if given")
+    listing.add_argument("subject", nargs="?")
+    add_common(listing)
+    listing.set_defaults(run=run_fact_list)
+    retcon = facts.add_parser(
+        "retcon", help="replace a fact's text; the old one is kept as history"
+    )
+    retcon.add_argument("item", metavar="fact:ID")
+    retcon.add_argument("text")
+    add_common(retcon)
+    retcon.set_defaults(run=run_retcon)
+    history = facts.add_parser("history", help="a fact and the versions it replaced")
+    history.add_argument("item", metavar="fact:ID")
+    add_common(history)
+    history.set_defaults(run=run_history)
+
+    review = commands.add_parser("review", help="confirm or reject low-confidence knowledge")
+    reviews = review.add_subparsers(title="actions", metavar="ACTION", required=True)
+    queue = reviews.add_parser("list", help="what waits for review")
+    queue.add_argument("--threshold", type=float, default=REVIEW_THRESHOLD)
+    add_common(queue)
+    queue.set_defaults(run=run_review_list)
+    for name, run, text in (
+        ("confirm", run_confirm, "confirm it (it stops being a rumour)"),
+        ("reject", run_reject, "reject it (it is deleted)"),
+    ):
+        action = reviews.add_parser(name, help=text)
+        action.add_argument("item", metavar="rel:ID|fact:ID")
+        add_common(action)
+        action.set_defaults(run=run)
+
+    secret = commands.add_parser("secret", help="decide who knows an entity, relationship or fact")
+    secrets = secret.add_subparsers(title="actions", metavar="ACTION", required=True)
+    mark = secrets.add_parser("mark", help="make it secret, known only to --known-by (or the DM)")
+    mark.add_argument("item", metavar="NAME|rel:ID|fact:ID")
+    mark.add_argument("--known-by", action="append", default=[], metavar="NPC")
+    add_common(mark)
+    mark.set_defaults(run=run_mark)
+    reveal = secrets.add_parser("reveal", help="make it common knowledge")
+    reveal.add_argument("item", metavar="NAME|rel:ID|fact:ID")
+    add_common(reveal)
+    reveal.set_defaults(run=run_reveal)
+
+
+def fact_id(reference: str) -> int:
+    kind, item = parse_item(reference if ":" in reference else f"fact:{reference}")
+    if kind != "fact":
+        raise InvalidInputError(f"{reference!r} is not a fact; write fact:ID.")
+    assert isinstance(item, int)
+    return item
+
+
+def fact_line(fact: Fact, names: dict[str, str]) -> list[str]:
+    when = fact.story_label or (f"day {fact.story_day:g}" if fact.story_day is not None else "")
+    marks = []
+    if fact.provenance.confidence < REVIEW_THRESHOLD and not fact.provenance.dm_confirmed:
+        marks.append("rumour")
+    if fact.visibility.secret:
+        marks.append("secret")
+    subject = names.get(fact.subject_id or "", fact.subject_id or "")
+    return [f"fact:{fact.id}", subject, fact.text, when, ", ".join(marks)]
+
+
+async def run_fact_add(args: argparse.Namespace) -> int:
+    bound = parse_time_bound(args.when, "--when")
+    async with campaign_memory(args) as (_, memory):
+        entities = await resolver(memory)
+        subject = entities.resolve(args.subject, "subject")
+        if args.session:
+            await memory.sessions.get(args.session)
+        stored = await memory.graph.upsert_fact(
+            build(
+                NewFact,
+                subject_id=subject.id,
+                text=args.text,
+                session_id=args.session,
+                story_day=bound.story_day if bound else None,
+                occurred_at=bound.real if bound else None,
+                provenance=build(
+                    Provenance,
+                    confidence=args.confidence,
+                    source="dm",
+                    session_id=args.session,
+                    dm_confirmed=args.confidence >= 1.0,
+                ),
+                visibility=visibility_of(args, entities),
+            )
+        )
+    emit(args, stored.model_dump(mode="json"), f"fact:{stored.id}  {subject.name}: {stored.text}")
+    return 0
+
+
+async def run_fact_list(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (_, memory):
+        entities = await resolver(memory)
+        if args.subject:
+            found = await memory.graph.facts_about(entities.resolve(args.subject, "subject").id)
+        else:
+            found = await memory.graph.current_facts()
+    names = {e.id: e.name for e in entities.entities}
+    if args.json:
+        emit(args, [f.model_dump(mode="json") for f in found], "")
+    elif found:
+        print_table(["id", "about", "fact", "when", ""], [fact_line(f, names) for f in found])
+    else:
+        print("No facts yet.")
+    return 0
+
+
+async def run_retcon(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (_, memory):
+        new = await memory.curation.retcon(fact_id(args.item), args.text)
+    emit(
+        args,
+        new.model_dump(mode="json"),
+        f"fact:{new.id}  {new.text}\n(the old version, {args.item}, is kept as history)",
+    )
+    return 0
+
+
+async def run_history(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (_, memory):
+        versions = await memory.curation.history(fact_id(args.item))
+    text = "\n".join(
+        f"fact:{f.id}  {f.text}"
+        + ("" if f.superseded_by is None else f"  (replaced by fact:{f.superseded_by})")
+        for f in versions
+    )
+    emit(args, [f.model_dump(mode="json") for f in versions], text)
+    return 0
+
+
+async def run_review_list(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (_, memory):
+        queue = await memory.curation.review_queue(args.threshold)
+        names = {e.id: e.name for e in (await resolver(memory)).entities}
+    rows = [
+        [
+            f"rel:{r.id}",
+            f"{names.get(r.source_id)} {r.rel_type} {names.get(r.target_id)}",
+            f"{r.provenance.confidence:.0%}",
+            r.provenance.source,
+            r.provenance.session_id or "",
+        ]
+        for r in queue.relationships
+    ] + [
+        [
+            f"fact:{f.id}",
+            f.text,
+            f"{f.provenance.confidence:.0%}",
+            f.provenance.source,
+            f.session_id or "",
+        ]
+        for f in queue.facts
+    ]
+    if args.json:
+        emit(args, queue.model_dump(mode="json"), "")
+    elif rows:
+        print_table(["id", "item", "confidence", "source", "session"], rows)
+        print("\nreview confirm ID keeps one; review reject ID deletes it.")
+    else:
+        print(f"Nothing waits for review (threshold {args.threshold:.0%}).")
+    return 0
+
+
+def _reviewed(reference: str) -> tuple[Literal["relationship", "fact"], int]:
+    kind, item = parse_item(reference)
+    if kind == "entity" or not isinstance(item, int):
+        raise InvalidInputError(f"{reference!r}: review items are rel:ID or fact:ID.")
+    return ("relationship" if kind == "relationship" else "fact"), item
+
+
+async def run_confirm(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (_, memory):
+        kind, item = _reviewed(args.item)
+        await memory.curation.confirm(kind, item)
+    emit(args, {"confirmed": args.item}, f"Confirmed {args.item}.")
+    return 0
+
+
+async def run_reject(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (_, memory):
+        kind, item = _reviewed(args.item)
+        if kind == "fact":
+            deleted = await memory.graph.delete_fact(item)
+        else:
+            relationship = await memory.graph.get_relationship(item)
+            deleted = await memory.graph.delete_relationship(
+                relationship.source_id, relationship.rel_type, relationship.target_id
+            )
+        if not deleted:
+            raise NotFoundError(f"No {args.item} in campaign {args.campaign!r}.")
+    emit(args, {"rejected": args.item}, f"Rejected {args.item}; it is deleted.")
+    return 0
+
+
+async def _set_visibility(args: argparse.Namespace, secret: bool, known_by: list[str]) -> str:
+    """Apply the visibility to the item; returns how to name the item to the DM."""
+    async with campaign_memory(args) as (_, memory):
+        entities = await resolver(memory)
+        kind, item = parse_item(args.item)
+        label = args.item
+        if kind == "entity":
+            entity = entities.resolve(str(item))
+            item, label = entity.id, entity.name
+        knowers = tuple(entities.resolve(name, "--known-by").id for name in known_by)
+        await memory.curation.set_visibility(
+            kind, item, Visibility(secret=secret, known_by=knowers)
+        )
+    return label
+
+
+async def run_mark(args: argparse.Namespace) -> int:
+    label = await _set_visibility(args, True, args.known_by)
+    who = ", ".join(args.known_by) if args.known_by else "the DM only"
+    emit(
+        args,
+        {"secret": args.item, "known_by": args.known_by},
+        f"{label} is now secret, known by {who}.",
+    )
+    return 0
+
+
+async def run_reveal(args: argparse.Namespace) -> int:
+    label = await _set_visibility(args, False, [])
+    emit(args, {"revealed": args.item}, f"{label} is now common knowledge.")
+    return 0

@@ -1,0 +1,84 @@
+"""Secrets a DM creates (campaign file, `secret mark`) never reach an NPC outside known_by in
+any tool or the hot resource, and reach it once revealed."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+
+from mcp.client import Client
+
+from glyphoxa_mcp.campaign.loader import load_campaign
+from glyphoxa_mcp.campaign.sample import sample_campaign
+from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from tests.cli.test_db_commands import run_cli
+from tests.server.conftest import call
+
+
+@contextlib.asynccontextmanager
+async def as_npc(db: Database, npc: str, embedder: LocalMiniLMEmbedder) -> AsyncIterator[Client]:
+    state = ServerState(
+        memory=CampaignMemory(db, "demo"),
+        npc_id=npc,
+        policy=tier_policy(Tier.DEEP),
+        embedder=embedder,
+    )
+    async with Client(build_server(state)) as client:
+        yield client
+
+
+async def everything_seen(client: Client, npc: str) -> str:
+    """What an NPC can get from every tool and its hot context, as one text."""
+    seen = [
+        await call(client, "memory.query_entities", name="Salt Knives"),
+        await call(client, "memory.query_entities", related_to="Tarquel", depth=3),
+        await call(
+            client,
+            "memory.search_facts",
+            query="Salt Knives contraband cellar Tarquel caravan",
+            top_k=20,
+        ),
+        await call(client, "memory.search_facts", query="contraband", entity="Red Kettle"),
+    ]
+    hot = await client.read_resource(f"glyphoxa://npc/{npc}/hot")
+    return json.dumps(seen) + hot.contents[0].text
+
+
+async def test_secrets_from_the_campaign_file_and_secret_mark(
+    db384: Database, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    await load_campaign(db384, parse_campaign_file(sample_campaign(), "campaign.yaml"))
+    async with as_npc(db384, "ysolde", offline_embedder) as ysolde:
+        assert "Salt Knives" not in await everything_seen(ysolde, "ysolde")
+    async with as_npc(db384, "berrit", offline_embedder) as berrit:
+        assert "contraband in the cellar" in await everything_seen(berrit, "berrit")
+
+    dsn = ["--dsn", db384.location.dsn, "--embedding-dim", "384", "--campaign", "demo"]
+    tarquel_fact = json.loads(run_cli("fact", "list", "Tarquel", "--json", *dsn).stdout)
+    [insurance] = [f for f in tarquel_fact if "insurance" in f["text"]]
+    # The DM tells Dovrek (only) about Tarquel's scheme, then reveals the Salt Knives to all.
+    assert (
+        run_cli(
+            "secret", "mark", f"fact:{insurance['id']}", "--known-by", "Dovrek", *dsn
+        ).returncode
+        == 0
+    )
+    async with as_npc(db384, "dovrek", offline_embedder) as dovrek:
+        assert "insurance" in await everything_seen(dovrek, "dovrek")
+    async with as_npc(db384, "ysolde", offline_embedder) as ysolde:
+        assert "insurance" not in await everything_seen(ysolde, "ysolde")
+
+    assert run_cli("secret", "reveal", "Salt Knives", *dsn).returncode == 0
+    assert run_cli("secret", "reveal", "fact:" + str(insurance["id"]), *dsn).returncode == 0
+    async with as_npc(db384, "ysolde", offline_embedder) as ysolde:
+        seen = await everything_seen(ysolde, "ysolde")
+    assert "Salt Knives" in seen and "insurance" in seen
+    # Berrit's membership is still his own secret.
+    assert "Old Berrit is a member of Salt Knives" not in seen
