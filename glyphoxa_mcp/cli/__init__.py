@@ -17,6 +17,7 @@ from glyphoxa_mcp.cli import (
     db_commands,
     demo_command,
     entity_commands,
+    import_command,
     knowledge_commands,
     schemas_command,
     serve_command,
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     campaign_commands.register(commands)
     entity_commands.register(commands)
     knowledge_commands.register(commands)
+    import_command.register(commands)
     return parser
 
 

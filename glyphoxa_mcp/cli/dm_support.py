@@ -72,13 +72,21 @@ def visibility_of(args: argparse.Namespace, entities: EntityResolver) -> Visibil
     return Visibility(secret=args.secret, known_by=known)
 
 
-def parse_item(reference: str) -> tuple[Literal["entity", "relationship", "fact"], str | int]:
+def parse_item(
+    reference: str,
+) -> tuple[Literal["entity", "relationship", "fact", "import"], str | int]:
     """'rel:12' -> ('relationship', 12), 'fact:7' -> ('fact', 7), anything else an entity."""
     prefix, sep, rest = reference.partition(":")
-    if sep and prefix in ("rel", "relationship", "fact"):
+    kinds: dict[str, Literal["relationship", "fact", "import"]] = {
+        "rel": "relationship",
+        "relationship": "relationship",
+        "fact": "fact",
+        "import": "import",
+    }
+    if sep and prefix in kinds:
         if not rest.isdigit():
             raise InvalidInputError(f"{reference!r}: the id after {prefix}: is a number.")
-        return ("fact" if prefix == "fact" else "relationship"), int(rest)
+        return kinds[prefix], int(rest)
     return "entity", reference
 
 

@@ -57,11 +57,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_common(queue)
     queue.set_defaults(run=run_review_list)
     for name, run, text in (
-        ("confirm", run_confirm, "confirm it (it stops being a rumour)"),
-        ("reject", run_reject, "reject it (it is deleted)"),
+        ("confirm", run_confirm, "confirm it (a rumour becomes fact; an import is written)"),
+        ("reject", run_reject, "reject it (it is deleted; an import is dropped)"),
     ):
         action = reviews.add_parser(name, help=text)
-        action.add_argument("item", metavar="rel:ID|fact:ID")
+        action.add_argument("item", metavar="rel:ID|fact:ID|import:ID")
         add_common(action)
         action.set_defaults(run=run)
 
@@ -169,28 +169,47 @@ async def run_history(args: argparse.Namespace) -> int:
 async def run_review_list(args: argparse.Namespace) -> int:
     async with campaign_memory(args) as (_, memory):
         queue = await memory.curation.review_queue(args.threshold)
+        imports = await memory.pending.list()
         names = {e.id: e.name for e in (await resolver(memory)).entities}
-    rows = [
+    rows = (
         [
-            f"rel:{r.id}",
-            f"{names.get(r.source_id)} {r.rel_type} {names.get(r.target_id)}",
-            f"{r.provenance.confidence:.0%}",
-            r.provenance.source,
-            r.provenance.session_id or "",
+            [
+                f"rel:{r.id}",
+                f"{names.get(r.source_id)} {r.rel_type} {names.get(r.target_id)}",
+                f"{r.provenance.confidence:.0%}",
+                r.provenance.source,
+                r.provenance.session_id or "",
+            ]
+            for r in queue.relationships
         ]
-        for r in queue.relationships
-    ] + [
-        [
-            f"fact:{f.id}",
-            f.text,
-            f"{f.provenance.confidence:.0%}",
-            f.provenance.source,
-            f.session_id or "",
+        + [
+            [
+                f"fact:{f.id}",
+                f.text,
+                f"{f.provenance.confidence:.0%}",
+                f.provenance.source,
+                f.session_id or "",
+            ]
+            for f in queue.facts
         ]
-        for f in queue.facts
-    ]
+        + [
+            [
+                f"import:{p.id}",
+                f"{p.entity.name} ({p.entity.type.value})",
+                "",
+                p.source,
+                "updates an entity" if p.entity.id in names else "",
+            ]
+            for p in imports
+        ]
+    )
     if args.json:
-        emit(args, queue.model_dump(mode="json"), "")
+        emit(
+            args,
+            queue.model_dump(mode="json")
+            | {"imports": [p.model_dump(mode="json") for p in imports]},
+            "",
+        )
     elif rows:
         print_table(["id", "item", "confidence", "source", "session"], rows)
         print("\nreview confirm ID keeps one; review reject ID deletes it.")
@@ -199,17 +218,21 @@ async def run_review_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reviewed(reference: str) -> tuple[Literal["relationship", "fact"], int]:
+def _reviewed(reference: str) -> tuple[Literal["relationship", "fact", "import"], int]:
     kind, item = parse_item(reference)
     if kind == "entity" or not isinstance(item, int):
-        raise InvalidInputError(f"{reference!r}: review items are rel:ID or fact:ID.")
-    return ("relationship" if kind == "relationship" else "fact"), item
+        raise InvalidInputError(f"{reference!r}: review items are rel:ID, fact:ID or import:ID.")
+    return kind, item
 
 
 async def run_confirm(args: argparse.Namespace) -> int:
     async with campaign_memory(args) as (_, memory):
         kind, item = _reviewed(args.item)
-        await memory.curation.confirm(kind, item)
+        if kind == "import":
+            pending = await memory.pending.take(item)
+            await memory.graph.upsert_entity(pending.entity)
+        else:
+            await memory.curation.confirm(kind, item)
     emit(args, {"confirmed": args.item}, f"Confirmed {args.item}.")
     return 0
 
@@ -217,7 +240,9 @@ async def run_confirm(args: argparse.Namespace) -> int:
 async def run_reject(args: argparse.Namespace) -> int:
     async with campaign_memory(args) as (_, memory):
         kind, item = _reviewed(args.item)
-        if kind == "fact":
+        if kind == "import":
+            deleted = bool(await memory.pending.take(item))
+        elif kind == "fact":
             deleted = await memory.graph.delete_fact(item)
         else:
             relationship = await memory.graph.get_relationship(item)

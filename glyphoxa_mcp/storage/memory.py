@@ -8,6 +8,7 @@ from glyphoxa_mcp.storage.curation import Curation
 from glyphoxa_mcp.storage.fact_queries import FactQueries
 from glyphoxa_mcp.storage.graph_queries import GraphQueries
 from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
+from glyphoxa_mcp.storage.pending import PendingEntities
 from glyphoxa_mcp.storage.semantic_index import SemanticIndex
 from glyphoxa_mcp.storage.session_log import SessionLog
 
@@ -24,3 +25,4 @@ class CampaignMemory:
         self.queries = GraphQueries(db, campaign_id)
         self.facts = FactQueries(db, campaign_id)
         self.curation = Curation(db, campaign_id)
+        self.pending = PendingEntities(db, campaign_id)

@@ -24,6 +24,7 @@ EXPECTED_TABLES = {
     "relationships",
     "facts",
     "glyphoxa_migrations",
+    "pending_entities",
 }
 
 

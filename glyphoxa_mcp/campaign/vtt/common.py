@@ -1,0 +1,95 @@
+"""What every import produces, and the helpers they share. (pure)"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import Any
+
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.storage.models import NewEntity
+from glyphoxa_mcp.storage.vocabulary import slugify
+
+MAX_TEXT = 4000
+
+
+@dataclass(frozen=True)
+class Imported:
+    source_ref: str
+    entity: NewEntity
+
+
+@dataclass
+class ImportResult:
+    entities: list[Imported] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class _Text(HTMLParser):
+    BLOCKS = frozenset({"p", "br", "div", "li", "h1", "h2", "h3", "h4", "tr", "section"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def html_to_text(html: str | None) -> str:
+    """Readable text from VTT rich text: tags dropped, entities decoded, blank lines folded."""
+    if not html:
+        return ""
+    parser = _Text()
+    parser.feed(html)
+    parser.close()
+    lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
+    return "\n".join(line for line in lines if line)[:MAX_TEXT]
+
+
+def load_json(text: str, source: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"{source}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})."
+        ) from None
+
+
+def dig(data: Any, *path: str) -> Any:
+    """data[a][b]... or None when any step is missing."""
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def compact_attributes(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v not in (None, "", [], {})}
+
+
+class Ids:
+    """Readable ids, unique within one import: a second 'Guard' becomes 'guard-2'."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def next(self, name: str) -> str:
+        base = slugify(name)
+        count = self._seen.get(base, 0) + 1
+        self._seen[base] = count
+        return base if count == 1 else f"{base}-{count}"
+
+
+def documents(data: Any, key: str, source: str) -> Iterable[dict[str, Any]]:
+    items = data.get(key, []) if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise InvalidInputError(f"{source}: '{key}' should be a list of documents.")
+    return [item for item in items if isinstance(item, dict) and item.get("name")]

@@ -1,0 +1,89 @@
+"""Foundry VTT world exports: actors, items, scenes and journal entries. (pure)
+
+Follows Foundry's document data: actors have `type` and a system-specific `system` block
+(biography under system.details.biography.value in dnd5e and most systems) and embedded
+`items`; scenes have a `navName`; journal entries have `pages` with `text.content` (v10+)
+or a single `content` (v9).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glyphoxa_mcp.campaign.vtt.common import (
+    Ids,
+    Imported,
+    ImportResult,
+    compact_attributes,
+    dig,
+    documents,
+    html_to_text,
+    load_json,
+)
+from glyphoxa_mcp.storage.models import NewEntity, build
+from glyphoxa_mcp.storage.vocabulary import EntityType
+
+ACTOR_TYPES = {
+    "character": EntityType.PLAYER,
+    "npc": EntityType.NPC,
+    "vehicle": EntityType.ITEM,
+    "group": EntityType.FACTION,
+}
+CARRIED = {"weapon", "equipment", "consumable", "tool", "loot", "backpack", "container"}
+
+
+def parse_foundry(text: str, source: str = "foundry world") -> ImportResult:
+    data = load_json(text, source)
+    ids, result = Ids(), ImportResult()
+    for actor in documents(data, "actors", source):
+        kind = ACTOR_TYPES.get(str(actor.get("type")), EntityType.NPC)
+        owned = [i for i in actor.get("items", []) if isinstance(i, dict)]
+        attributes = compact_attributes(
+            {
+                "biography": html_to_text(dig(actor, "system", "details", "biography", "value")),
+                "race": _text(dig(actor, "system", "details", "race")),
+                "creature_type": _text(dig(actor, "system", "details", "type", "value")),
+                "alignment": _text(dig(actor, "system", "details", "alignment")),
+                "class": ", ".join(i["name"] for i in owned if i.get("type") == "class"),
+                "inventory": [
+                    i["name"] for i in owned if i.get("type") in CARRIED and i.get("name")
+                ],
+            }
+        )
+        _add(result, ids, actor, kind, attributes)
+    for item in documents(data, "items", source):
+        attributes = compact_attributes(
+            {
+                "item_type": item.get("type"),
+                "description": html_to_text(dig(item, "system", "description", "value")),
+            }
+        )
+        _add(result, ids, item, EntityType.ITEM, attributes)
+    for scene in documents(data, "scenes", source):
+        name = scene.get("navName") or scene["name"]
+        attributes = compact_attributes({"description": html_to_text(scene.get("description"))})
+        _add(result, ids, scene | {"name": name}, EntityType.LOCATION, attributes)
+    for entry in documents(data, "journal", source):
+        pages = [p for p in entry.get("pages", []) if isinstance(p, dict)]
+        texts = [html_to_text(dig(p, "text", "content")) for p in pages] or [
+            html_to_text(entry.get("content"))
+        ]
+        attributes = compact_attributes({"lore_text": "\n\n".join(t for t in texts if t)})
+        _add(result, ids, entry, EntityType.CONCEPT, attributes)
+    return result
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _add(
+    result: ImportResult,
+    ids: Ids,
+    document: dict[str, Any],
+    kind: EntityType,
+    attributes: dict[str, Any],
+) -> None:
+    name = str(document["name"]).strip()
+    entity = build(NewEntity, id=ids.next(name), type=kind, name=name, attributes=attributes)
+    result.entities.append(Imported(str(document.get("_id") or entity.id), entity))

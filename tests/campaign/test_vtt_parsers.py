@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from glyphoxa_mcp.campaign.vtt.common import html_to_text
+from glyphoxa_mcp.campaign.vtt.csv_import import parse_csv
+from glyphoxa_mcp.campaign.vtt.foundry import parse_foundry
+from glyphoxa_mcp.campaign.vtt.roll20 import parse_roll20
+from glyphoxa_mcp.errors import InvalidInputError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vtt"
+
+
+def read(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def test_html_becomes_readable_text() -> None:
+    assert html_to_text("<p>Loud &amp; <b>generous</b>.</p><p>Next</p>") == "Loud & generous.\nNext"
+    assert html_to_text("Burns.<br>Shows doors.") == "Burns.\nShows doors."
+    assert html_to_text(None) == ""
+
+
+def test_foundry_actors_items_scenes_and_journal() -> None:
+    result = parse_foundry(read("foundry-world.json"))
+    found = {e.entity.id: e.entity for e in result.entities}
+    brannoch = found["brannoch"]
+    assert brannoch.type == "npc" and brannoch.attributes["biography"] == (
+        "Innkeeper of the Red Kettle. Loud & generous.\nKnows every rumour."
+    )
+    assert brannoch.attributes["inventory"] == ["Ladle of Smiting", "Keg Tap"]
+    assert brannoch.attributes["creature_type"] == "humanoid"
+    kael = found["kael"]
+    assert kael.type == "player" and kael.attributes["class"] == "Ranger"
+    assert kael.attributes["race"] == "Half-Elf"
+    assert {found["guard"].name, found["guard-2"].name} == {"Guard"}
+    assert found["the-salt-barge"].type == "item"
+    assert (
+        found["lantern-of-osk"].attributes["description"]
+        == "Burns without oil.\nShows hidden doors."
+    )
+    assert found["red-kettle"].type == "location"  # the scene's navName, not its file name
+    assert found["greywater-crossing"].type == "location"
+    assert found["the-drowned-prophecy"].attributes["lore_text"] == (
+        "Verse\nWhen the bell is silent, the sea takes back the road."
+    )
+    assert found["salt-law"].attributes["lore_text"].startswith("Whatever washes ashore")
+    assert [e.source_ref for e in result.entities][:2] == ["a1b2c3d4e5f6g7h8", "k9l8m7n6o5p4q3r2"]
+
+
+def test_roll20_characters_and_handouts_leave_gm_notes_out() -> None:
+    result = parse_roll20(read("roll20-campaign.json"))
+    found = {e.entity.name: e.entity for e in result.entities}
+    assert found["Captain Ysolde"].type == "npc"
+    assert found["Captain Ysolde"].attributes == {
+        "biography": "Captain of the Town Watch. Stern but fair.",
+        "alignment": "lawful neutral",
+        "npc_type": "Medium humanoid (human), lawful neutral",
+    }
+    assert found["Lyra"].type == "player" and found["Lyra"].attributes["level"] == 3
+    assert found["Old Berrit"].type == "npc"  # controlled by "all" is nobody's character
+    assert found["Wanted Poster"].attributes["lore_text"].startswith("Reward: 40 silver")
+    assert "Tarquel" not in str([e.entity.attributes for e in result.entities])
+    assert result.notes == [
+        "3 GM notes were not imported: add what NPCs may know as facts "
+        "(fact add ... --secret --known-by ...)."
+    ]
+
+
+def test_csv_rows_become_entities_with_aliases_and_attributes() -> None:
+    result = parse_csv(read("entities.csv"))
+    wendrith, harbour, sisters = (e.entity for e in result.entities)
+    assert wendrith.aliases == ("the harbour master", "Wen")
+    assert wendrith.attributes == {"occupation": "harbour master"}
+    assert harbour.type == "location" and harbour.attributes["description"].startswith("quays,")
+    assert sisters.type == "faction"
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "message"),
+    [
+        (parse_csv, read("broken.csv"), "entities.csv:3:2: type 'city' is not one of"),
+        (parse_csv, "name,occupation\nAna,smith\n", "entities.csv:1: the header needs a 'type'"),
+        (parse_csv, 'name,type\n"Ana,npc\n', "entities.csv:2: not valid CSV"),
+        (parse_csv, "name,type\nAna,npc,extra\n", "entities.csv:2: 3 cells, but the header has 2"),
+        (parse_foundry, '{"actors": [}', "foundry world:1:13: not valid JSON"),
+        (parse_foundry, '{"actors": {}}', "foundry world: 'actors' should be a list"),
+        (parse_roll20, "[1, 2", "roll20 campaign:1:6: not valid JSON"),
+    ],
+)
+def test_broken_exports_report_where(parse, text: str, message: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        parse(text)
+    assert str(caught.value).startswith(message), str(caught.value)

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.test_db_commands import run_cli
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vtt"
+
+
+def test_a_foundry_world_goes_through_review(tmp_path: Path) -> None:
+    def cli(*args: str) -> str:
+        result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "salt")
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    held = json.loads(cli("import", "foundry", str(FIXTURES / "foundry-world.json"), "--json"))
+    assert not held["accepted"] and len(held["entities"]) == 10
+    assert all(e["action"] == "created" and e["pending_id"] for e in held["entities"])
+    assert json.loads(cli("entity", "list", "--json")) == []  # nothing in the graph yet
+
+    queue = json.loads(cli("review", "list", "--json"))["imports"]
+    by_name = {p["entity"]["name"]: p["id"] for p in queue if p["entity"]["id"] != "guard-2"}
+    cli("review", "confirm", f"import:{by_name['Brannoch']}")
+    cli("review", "reject", f"import:{by_name['Salt Law']}")
+    [brannoch] = json.loads(cli("entity", "list", "npc", "--json"))
+    assert brannoch["attributes"]["inventory"] == ["Ladle of Smiting", "Keg Tap"]
+
+    cli("secret", "mark", "Brannoch")  # the DM hides him, then imports the same world again
+    again = json.loads(cli("import", "foundry", str(FIXTURES / "foundry-world.json"), "--json"))
+    actions = {e["name"]: e["action"] for e in again["entities"]}
+    assert actions["Brannoch"] == "unchanged" and actions["Salt Law"] == "created"
+    assert len(json.loads(cli("review", "list", "--json"))["imports"]) == 9  # no duplicates
+    accepted = cli("import", "foundry", str(FIXTURES / "foundry-world.json"), "--accept")
+    assert "Imported 9 new or changed entities; 1 unchanged." in accepted
+    shown = json.loads(cli("entity", "show", "Brannoch", "--json"))["entity"]
+    assert shown["visibility"]["secret"] is True  # the import kept the DM's secret
+
+
+def test_roll20_and_csv_accept_directly(tmp_path: Path) -> None:
+    def cli(*args: str) -> str:
+        result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "salt")
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    roll20 = cli("import", "roll20", str(FIXTURES / "roll20-campaign.json"), "--accept")
+    assert (
+        "Imported 5 new or changed entities" in roll20 and "3 GM notes were not imported" in roll20
+    )
+    cli("import", "csv", str(FIXTURES / "entities.csv"), "--accept")
+    names = {e["name"] for e in json.loads(cli("entity", "list", "--json"))}
+    assert {"Captain Ysolde", "Lyra", "Wanted Poster", "Wendrith", "Tide Sisters"} <= names
+    broken = run_cli("import", "csv", str(FIXTURES / "broken.csv"), "--data-dir", str(tmp_path))
+    assert broken.returncode == 2 and "broken.csv:3:2: type 'city' is not one of" in broken.stderr
