@@ -17,7 +17,7 @@ from glyphoxa_mcp.cli.dm_support import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.recall.sentences import relationship_sentence, seen_from
 from glyphoxa_mcp.storage.models import (
     Entity,
     NewEntity,
@@ -148,14 +148,9 @@ async def run_show(args: argparse.Namespace) -> int:
         lines.append(f"  {_who_knows(entity.visibility.secret, entity.visibility.known_by)}")
     lines += [f"  {key}: {value}" for key, value in entity.attributes.items()]
     for related in snapshot.relationships:
-        rel, other = related.relationship, related.other
-        source, target = (
-            (entity.name, other.name)
-            if related.direction == "outgoing"
-            else (other.name, entity.name)
-        )
+        rel = related.relationship
         lines.append(
-            f"  rel:{rel.id}  {relationship_sentence(source, rel.rel_type, target)}"
+            f"  rel:{rel.id}  {seen_from(entity.name, related)}"
             f"{_marks(rel.provenance, rel.visibility)}"
         )
     for fact in snapshot.facts:

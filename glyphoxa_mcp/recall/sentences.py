@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from glyphoxa_mcp.storage.models import RelatedEntity
+
 _TEMPLATES = {
     "KNOWS": "{source} knows {target}",
     "LOCATED_AT": "{source} is at {target}",
@@ -22,3 +24,11 @@ def relationship_sentence(source: str, rel_type: str, target: str) -> str:
     if template is None:
         template = "{source} " + rel_type.lower().replace("_", " ") + " {target}"
     return template.format(source=source, target=target) + "."
+
+
+def seen_from(name: str, related: RelatedEntity) -> str:
+    """The sentence of a relationship as seen from the entity called `name`."""
+    rel, other = related.relationship, related.other
+    if related.direction == "outgoing":
+        return relationship_sentence(name, rel.rel_type, other.name)
+    return relationship_sentence(other.name, rel.rel_type, name)

@@ -20,7 +20,7 @@ from glyphoxa_mcp.recall.hot_context import (
 )
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.redaction import Redactor
-from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.recall.sentences import seen_from
 from glyphoxa_mcp.server.results import EntityRef
 from glyphoxa_mcp.server.state import Scope, ServerState, scope_of
 from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot
@@ -126,17 +126,11 @@ class HotLayer:
         ]
         threshold = self.state.review_threshold
         for related in snapshot.relationships:
-            rel, other = related.relationship, related.other
-            source, target = (
-                (npc.name, other.name)
-                if related.direction == "outgoing"
-                else (other.name, npc.name)
-            )
+            rel = related.relationship
             unconfirmed = rel.provenance.confidence < threshold and not rel.provenance.dm_confirmed
             lines.append(
                 Line(
-                    relationship_sentence(source, rel.rel_type, target)
-                    + _marks(rel.visibility.secret, unconfirmed),
+                    seen_from(npc.name, related) + _marks(rel.visibility.secret, unconfirmed),
                     1.5 + rel.provenance.confidence,
                 )
             )

@@ -9,8 +9,8 @@ from html.parser import HTMLParser
 from typing import Any
 
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.models import NewEntity
-from glyphoxa_mcp.storage.vocabulary import slugify
+from glyphoxa_mcp.storage.models import NewEntity, build
+from glyphoxa_mcp.storage.vocabulary import EntityType, slugify
 
 MAX_TEXT = 4000
 
@@ -93,3 +93,17 @@ def documents(data: Any, key: str, source: str) -> Iterable[dict[str, Any]]:
     if not isinstance(items, list):
         raise InvalidInputError(f"{source}: '{key}' should be a list of documents.")
     return [item for item in items if isinstance(item, dict) and item.get("name")]
+
+
+def add_entity(
+    result: ImportResult,
+    ids: Ids,
+    document: dict[str, Any],
+    kind: EntityType,
+    attributes: dict[str, Any],
+    ref_key: str,
+) -> None:
+    """Append the document as an entity; `ref_key` names the export's own id field."""
+    name = str(document["name"]).strip()
+    entity = build(NewEntity, id=ids.next(name), type=kind, name=name, attributes=attributes)
+    result.entities.append(Imported(str(document.get(ref_key) or entity.id), entity))

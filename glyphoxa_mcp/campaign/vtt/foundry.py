@@ -12,15 +12,14 @@ from typing import Any
 
 from glyphoxa_mcp.campaign.vtt.common import (
     Ids,
-    Imported,
     ImportResult,
+    add_entity,
     compact_attributes,
     dig,
     documents,
     html_to_text,
     load_json,
 )
-from glyphoxa_mcp.storage.models import NewEntity, build
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
 ACTOR_TYPES = {
@@ -50,7 +49,7 @@ def parse_foundry(text: str, source: str = "foundry world") -> ImportResult:
                 ],
             }
         )
-        _add(result, ids, actor, kind, attributes)
+        add_entity(result, ids, actor, kind, attributes, "_id")
     for item in documents(data, "items", source):
         attributes = compact_attributes(
             {
@@ -58,32 +57,20 @@ def parse_foundry(text: str, source: str = "foundry world") -> ImportResult:
                 "description": html_to_text(dig(item, "system", "description", "value")),
             }
         )
-        _add(result, ids, item, EntityType.ITEM, attributes)
+        add_entity(result, ids, item, EntityType.ITEM, attributes, "_id")
     for scene in documents(data, "scenes", source):
         name = scene.get("navName") or scene["name"]
         attributes = compact_attributes({"description": html_to_text(scene.get("description"))})
-        _add(result, ids, scene | {"name": name}, EntityType.LOCATION, attributes)
+        add_entity(result, ids, scene | {"name": name}, EntityType.LOCATION, attributes, "_id")
     for entry in documents(data, "journal", source):
         pages = [p for p in entry.get("pages", []) if isinstance(p, dict)]
         texts = [html_to_text(dig(p, "text", "content")) for p in pages] or [
             html_to_text(entry.get("content"))
         ]
         attributes = compact_attributes({"lore_text": "\n\n".join(t for t in texts if t)})
-        _add(result, ids, entry, EntityType.CONCEPT, attributes)
+        add_entity(result, ids, entry, EntityType.CONCEPT, attributes, "_id")
     return result
 
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
-
-
-def _add(
-    result: ImportResult,
-    ids: Ids,
-    document: dict[str, Any],
-    kind: EntityType,
-    attributes: dict[str, Any],
-) -> None:
-    name = str(document["name"]).strip()
-    entity = build(NewEntity, id=ids.next(name), type=kind, name=name, attributes=attributes)
-    result.entities.append(Imported(str(document.get("_id") or entity.id), entity))

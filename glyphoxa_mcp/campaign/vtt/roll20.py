@@ -11,14 +11,13 @@ from typing import Any
 
 from glyphoxa_mcp.campaign.vtt.common import (
     Ids,
-    Imported,
     ImportResult,
+    add_entity,
     compact_attributes,
     documents,
     html_to_text,
     load_json,
 )
-from glyphoxa_mcp.storage.models import NewEntity, build
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
 SHEET_ATTRIBUTES = ("class", "race", "level", "alignment", "background", "npc_type", "size")
@@ -39,11 +38,11 @@ def parse_roll20(text: str, source: str = "roll20 campaign") -> ImportResult:
             }
         )
         gm_notes += bool(html_to_text(character.get("gmnotes")))
-        _add(result, ids, character, kind, attributes)
+        add_entity(result, ids, character, kind, attributes, "id")
     for handout in documents(data, "handouts", source):
         attributes = compact_attributes({"lore_text": html_to_text(handout.get("notes"))})
         gm_notes += bool(html_to_text(handout.get("gmnotes")))
-        _add(result, ids, handout, EntityType.CONCEPT, attributes)
+        add_entity(result, ids, handout, EntityType.CONCEPT, attributes, "id")
     if gm_notes:
         result.notes.append(
             f"{gm_notes} GM notes were not imported: add what NPCs may know as facts "
@@ -60,15 +59,3 @@ def _sheet(attribs: Any) -> dict[str, Any]:
             if current not in (None, ""):
                 values[attribute["name"]] = current
     return values
-
-
-def _add(
-    result: ImportResult,
-    ids: Ids,
-    document: dict[str, Any],
-    kind: EntityType,
-    attributes: dict[str, Any],
-) -> None:
-    name = str(document["name"]).strip()
-    entity = build(NewEntity, id=ids.next(name), type=kind, name=name, attributes=attributes)
-    result.entities.append(Imported(str(document.get("id") or entity.id), entity))

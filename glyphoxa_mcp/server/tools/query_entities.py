@@ -10,7 +10,7 @@ from pydantic import Field
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import NameMatch, match_names
 from glyphoxa_mcp.recall.redaction import Redactor
-from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.recall.sentences import seen_from
 from glyphoxa_mcp.server.results import (
     CountLimit,
     EntityView,
@@ -182,11 +182,6 @@ class EntityQuery:
 
     def _relationship(self, entity: Entity, related: RelatedEntity) -> RelationshipView:
         rel, other = related.relationship, related.other
-        source, target = (
-            (entity.name, other.name)
-            if related.direction == "outgoing"
-            else (other.name, entity.name)
-        )
         return RelationshipView(
             id=rel.id,
             type=rel.rel_type,
@@ -194,7 +189,7 @@ class EntityQuery:
             other_id=other.id,
             other_name=other.name,
             other_type=other.type.value,
-            sentence=relationship_sentence(source, rel.rel_type, target),
+            sentence=seen_from(entity.name, related),
             provenance=provenance_view(rel.provenance, self.state.review_threshold),
             secret=rel.visibility.secret,
         )
