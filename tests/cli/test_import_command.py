@@ -37,16 +37,21 @@ def test_a_foundry_world_goes_through_review(tmp_path: Path) -> None:
     assert shown["visibility"]["secret"] is True  # the import kept the DM's secret
 
 
-def test_roll20_and_csv_accept_directly(tmp_path: Path) -> None:
+def test_a_roll20_campaign_through_review_and_csv_accepted(tmp_path: Path) -> None:
     def cli(*args: str) -> str:
         result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "salt")
         assert result.returncode == 0, result.stderr
         return result.stdout
 
+    held = cli("import", "roll20", str(FIXTURES / "roll20-campaign.json"))
+    assert "5 new or changed entities wait for review" in held
+    assert "3 GM notes were not imported" in held
+    queue = json.loads(cli("review", "list", "--json"))["imports"]
+    [ysolde] = [p["id"] for p in queue if p["entity"]["name"] == "Captain Ysolde"]
+    cli("review", "confirm", f"import:{ysolde}")
+    assert [e["name"] for e in json.loads(cli("entity", "list", "--json"))] == ["Captain Ysolde"]
     roll20 = cli("import", "roll20", str(FIXTURES / "roll20-campaign.json"), "--accept")
-    assert (
-        "Imported 5 new or changed entities" in roll20 and "3 GM notes were not imported" in roll20
-    )
+    assert "Imported 4 new or changed entities; 1 unchanged." in roll20
     cli("import", "csv", str(FIXTURES / "entities.csv"), "--accept")
     names = {e["name"] for e in json.loads(cli("entity", "list", "--json"))}
     assert {"Captain Ysolde", "Lyra", "Wanted Poster", "Wendrith", "Tide Sisters"} <= names
