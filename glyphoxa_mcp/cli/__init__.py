@@ -21,6 +21,7 @@ from glyphoxa_mcp.cli import (
     knowledge_commands,
     schemas_command,
     serve_command,
+    session_commands,
 )
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError, NotFoundError
 
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     entity_commands.register(commands)
     knowledge_commands.register(commands)
     import_command.register(commands)
+    session_commands.register(commands)
     return parser
 
 

@@ -5,6 +5,7 @@ Idempotent: a passage's content identifies it, so processing again stores nothin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, ChunkingPolicy, passages
@@ -28,6 +29,7 @@ async def process_session(
     embedder: Embedder,
     session_id: str,
     policy: ChunkingPolicy = DEFAULT_POLICY,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> ProcessReport:
     entries = await memory.log.entries(session_id)
     cut = passages(entries, policy)
@@ -52,4 +54,6 @@ async def process_session(
                 for passage, vector in zip(batch, vectors, strict=True)
             ]
         )
+        if on_progress is not None:
+            on_progress(start + len(batch), len(cut))
     return ProcessReport(session_id, len(entries), len(cut))

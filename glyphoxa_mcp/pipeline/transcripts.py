@@ -6,14 +6,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.models import NewEntry, describe_validation_error
+from glyphoxa_mcp.storage.models import NewEntry, Word, describe_validation_error
+from glyphoxa_mcp.storage.vocabulary import slugify
 
 
 class TranscriptLine(BaseModel):
@@ -25,6 +28,7 @@ class TranscriptLine(BaseModel):
     timestamp: datetime
     npc_id: str | None = None
     duration_ms: int | None = None
+    words: list[Word] | None = None
 
 
 def parse_jsonl(lines: Iterable[str], source: str = "transcript") -> list[NewEntry]:
@@ -49,6 +53,7 @@ def parse_jsonl(lines: Iterable[str], source: str = "transcript") -> list[NewEnt
                     npc_id=line.npc_id,
                     spoken_at=line.timestamp,
                     duration_ms=line.duration_ms,
+                    words=tuple(line.words) if line.words is not None else None,
                 )
             )
         except ValidationError as exc:
@@ -56,3 +61,44 @@ def parse_jsonl(lines: Iterable[str], source: str = "transcript") -> list[NewEnt
                 f"{source}:{number}: {describe_validation_error(exc)}"
             ) from None
     return entries
+
+
+_SPEAKER_LINE = re.compile(r"^\s*([^:]{1,80}?)\s*:\s*(\S.*)$")
+
+
+def parse_plain(
+    lines: Iterable[str], start: datetime, source: str = "transcript", step_seconds: float = 5.0
+) -> list[NewEntry]:
+    """`Speaker: text` lines. With no timestamps in the file, utterances are placed
+    `step_seconds` apart from `start`, in order; each line's number keeps it unique on
+    re-import."""
+    entries = []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        match = _SPEAKER_LINE.match(raw)
+        if match is None:
+            raise InvalidInputError(
+                f"{source}:{number}: expected 'Speaker: text', got {raw.strip()!r}."
+            )
+        speaker, text = match.group(1), match.group(2).strip()
+        try:
+            entries.append(
+                NewEntry(
+                    speaker_id=slugify(speaker),
+                    speaker_name=speaker,
+                    text=text,
+                    spoken_at=start + timedelta(seconds=step_seconds * (number - 1)),
+                    source_key=f"line-{number}-{hashlib.sha256(raw.encode()).hexdigest()[:16]}",
+                )
+            )
+        except ValidationError as exc:
+            raise InvalidInputError(
+                f"{source}:{number}: {describe_validation_error(exc)}"
+            ) from None
+    return entries
+
+
+def looks_like_jsonl(text: str) -> bool:
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return first.lstrip().startswith("{")

@@ -27,7 +27,8 @@ INSERT INTO sessions (campaign_id, id, title, started_at, ended_at)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (campaign_id, id) DO UPDATE SET
     title = coalesce(EXCLUDED.title, sessions.title),
-    started_at = coalesce(EXCLUDED.started_at, sessions.started_at),
+    -- A session starts at its earliest known moment (re-ingesting must not move it).
+    started_at = least(EXCLUDED.started_at, sessions.started_at),
     ended_at = coalesce(EXCLUDED.ended_at, sessions.ended_at)
 RETURNING {SESSION_COLUMNS}
 """
@@ -105,7 +106,8 @@ class Sessions:
         self.campaign_id = campaign_id
 
     async def upsert(self, session: NewSession) -> Session:
-        """Create the session, or fill in the fields given; existing values are kept otherwise."""
+        """Create the session, or fill in the fields given; existing values are kept otherwise,
+        and the start only ever moves earlier."""
         with driver_errors(f"store session {session.id!r}"):
             row = await self._pool.fetchrow(
                 UPSERT_SESSION,

@@ -112,6 +112,13 @@ class Session(Frozen):
 # --- L1: session log ---------------------------------------------------------------------------
 
 
+class Word(Frozen):
+    """One word as speech-to-text heard it, with its confidence in [0, 1]."""
+
+    word: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    confidence: Confidence
+
+
 class NewEntry(Frozen):
     speaker_id: Annotated[Name, StringConstraints(max_length=128)]
     speaker_name: Name
@@ -122,6 +129,9 @@ class NewEntry(Frozen):
     npc_id: Key | None = None
     spoken_at: AwareDatetime
     duration_ms: Annotated[int, Field(ge=0, le=86_400_000)] | None = None
+    words: tuple[Word, ...] | None = Field(
+        default=None, description="Speech-to-text words with confidences, when known."
+    )
     source_key: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
         default=None,
         description="Identifies the utterance across re-ingestion; derived from its content "
@@ -139,6 +149,7 @@ class Entry(Frozen):
     npc_id: str | None
     spoken_at: datetime
     duration_ms: int | None
+    words: tuple[Word, ...] | None = None
 
 
 class EntryMatch(Frozen):

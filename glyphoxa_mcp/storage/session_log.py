@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -23,7 +24,7 @@ from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions, or_tsquery,
 
 ENTRY_COLUMNS = (
     "e.id, e.session_id, e.speaker_id, e.speaker_name, e.text, e.raw_text, e.npc_id, "
-    "e.spoken_at, e.duration_ms"
+    "e.spoken_at, e.duration_ms, e.words"
 )
 COPY_COLUMNS = (
     "source_key",
@@ -34,19 +35,21 @@ COPY_COLUMNS = (
     "npc_id",
     "spoken_at",
     "duration_ms",
+    "words",
     "ordinal",
 )
 CREATE_INCOMING = """
 CREATE TEMP TABLE incoming_entries (
     source_key text, speaker_id text, speaker_name text, text text, raw_text text,
-    npc_id text, spoken_at timestamptz, duration_ms integer, ordinal integer
+    npc_id text, spoken_at timestamptz, duration_ms integer, words text, ordinal integer
 ) ON COMMIT DROP
 """
 INSERT_INCOMING = """
 INSERT INTO session_entries
     (campaign_id, session_id, source_key, speaker_id, speaker_name, text, raw_text,
-     npc_id, spoken_at, duration_ms)
-SELECT $1, $2, source_key, speaker_id, speaker_name, text, raw_text, npc_id, spoken_at, duration_ms
+     npc_id, spoken_at, duration_ms, words)
+SELECT $1, $2, source_key, speaker_id, speaker_name, text, raw_text, npc_id, spoken_at,
+       duration_ms, words::jsonb
 FROM incoming_entries ORDER BY ordinal
 ON CONFLICT (campaign_id, session_id, source_key) DO NOTHING
 RETURNING id
@@ -111,6 +114,8 @@ def _record(entry: NewEntry, ordinal: int) -> tuple[object, ...]:
         entry.npc_id,
         entry.spoken_at,
         entry.duration_ms,
+        # COPY is binary and jsonb has a text codec here, so words travel as JSON text.
+        json.dumps([w.model_dump() for w in entry.words]) if entry.words is not None else None,
         ordinal,
     )
 

@@ -100,3 +100,11 @@ async def test_a_session_cannot_end_before_it_starts(memory: CampaignMemory) -> 
     with pytest.raises(InvalidInputError, match="session_ends_after_it_starts"):
         await memory.sessions.end("s1", at(1))
     assert (await memory.sessions.get("s1")).ended_at is None
+
+
+async def test_a_session_start_only_moves_earlier(memory: CampaignMemory) -> None:
+    await memory.sessions.upsert(NewSession(id="s1", started_at=at(7)))
+    await memory.sessions.upsert(NewSession(id="s1", started_at=at(20)))
+    assert (await memory.sessions.get("s1")).started_at == at(7)
+    await memory.sessions.upsert(NewSession(id="s1", started_at=at(2)))
+    assert (await memory.sessions.get("s1")).started_at == at(2)

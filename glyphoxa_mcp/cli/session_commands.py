@@ -1,0 +1,124 @@
+"""`ingest FILE --session ID`, `process SESSION`, `session list`: transcripts in."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from glyphoxa_mcp.cli.campaign_commands import read_text
+from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit
+from glyphoxa_mcp.cli.options import database_settings
+from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.cli.progress import Progress
+from glyphoxa_mcp.cli.serve_command import add_embedder_options, embedding_settings
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.pipeline.ingest import ingest_entries
+from glyphoxa_mcp.pipeline.transcripts import looks_like_jsonl, parse_jsonl, parse_plain
+from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    ingest = commands.add_parser(
+        "ingest",
+        help="store a transcript (JSON Lines, or 'Speaker: text' lines); again adds nothing",
+    )
+    ingest.add_argument("file", type=Path)
+    ingest.add_argument("--session", required=True, help="the session it belongs to")
+    ingest.add_argument("--title", help="the session's title")
+    ingest.add_argument(
+        "--start",
+        help="for 'Speaker: text' files: when the session began "
+        "(ISO time; default now); lines are placed 5 s apart",
+    )
+    add_common(ingest)
+    ingest.set_defaults(run=run_ingest)
+
+    process = commands.add_parser(
+        "process", help="cut a session into passages, link known entities and embed them"
+    )
+    process.add_argument("session")
+    add_embedder_options(process)
+    add_common(process)
+    process.set_defaults(run=run_process)
+
+    session = commands.add_parser("session", help="the campaign's sessions")
+    sessions = session.add_subparsers(title="actions", metavar="ACTION", required=True)
+    listing = sessions.add_parser("list", help="the sessions, oldest first")
+    add_common(listing)
+    listing.set_defaults(run=run_list)
+
+
+def _start(text: str | None) -> datetime:
+    if text is None:
+        return datetime.now(UTC)
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInputError(f"--start {text!r} is not an ISO time.", field="--start") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+async def run_ingest(args: argparse.Namespace) -> int:
+    if not re.match(KEY_PATTERN, args.session):
+        raise InvalidInputError(f"--session {args.session!r}: use letters, digits, - _ . : only.")
+    text = read_text(args.file)
+    lines = text.splitlines()
+    if looks_like_jsonl(text):
+        entries = parse_jsonl(lines, str(args.file))
+    else:
+        entries = parse_plain(lines, _start(args.start), str(args.file))
+    async with await Database.open(database_settings(args), max_size=2) as db:
+        report = await ingest_entries(db, args.campaign, args.session, entries, title=args.title)
+    emit(
+        args,
+        {"session": report.session_id, "read": report.read, "added": report.added},
+        f"Session {report.session_id!r}: {report.added} new utterances "
+        f"({report.read - report.added} already stored). Next: glyphoxa-mcp process "
+        f"{report.session_id}",
+    )
+    return 0
+
+
+async def run_process(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.pipeline.process import process_session
+    from glyphoxa_mcp.providers.embeddings import make_embedder
+
+    settings = embedding_settings(args)
+    async with campaign_memory(args) as (db, memory):
+        await memory.sessions.get(args.session)
+        embedder = make_embedder(settings, db.embedding_dim)
+        report = await process_session(
+            memory, embedder, args.session, on_progress=Progress(f"embedding {args.session}")
+        )
+    emit(
+        args,
+        {"session": report.session_id, "entries": report.entries, "passages": report.passages},
+        f"Session {report.session_id!r}: {report.entries} utterances in {report.passages} "
+        "passages, linked to known entities and embedded.",
+    )
+    return 0
+
+
+async def run_list(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (_, memory):
+        sessions = await memory.sessions.list()
+    if args.json:
+        emit(args, [s.model_dump(mode="json") for s in sessions], "")
+    elif sessions:
+        print_table(
+            ["id", "title", "started", "ended", "summary"],
+            [
+                [s.id, s.title or "", _day(s.started_at), _day(s.ended_at), s.summary_source or ""]
+                for s in sessions
+            ],
+        )
+    else:
+        print("No sessions yet.")
+    return 0
+
+
+def _day(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M") if moment else ""

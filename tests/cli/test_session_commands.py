@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from glyphoxa_mcp.campaign.sample import bundled
+from tests.cli.test_db_commands import run_cli
+
+
+def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
+    def cli(*args: str, expect: int = 0) -> str:
+        result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "salt")
+        assert result.returncode == expect, result.stderr
+        return result.stdout if expect == 0 else result.stderr
+
+    plain = tmp_path / "night-one.txt"
+    plain.write_text("Brannoch: Welcome, friends!\nKael: Any news of the caravan?\n")
+    first = json.loads(
+        cli(
+            "ingest",
+            str(plain),
+            "--session",
+            "s1",
+            "--title",
+            "Night one",
+            "--start",
+            "2026-03-07T19:00:00Z",
+            "--json",
+        )
+    )
+    again = json.loads(cli("ingest", str(plain), "--session", "s1", "--json"))
+    assert (first["added"], again["added"]) == (2, 0)
+    jsonl = tmp_path / "s2.jsonl"
+    jsonl.write_text(bundled("session-2.jsonl"))
+    assert "8 new utterances" in cli("ingest", str(jsonl), "--session", "s2")
+    processed = json.loads(cli("process", "s2", "--json"))
+    assert processed == {"session": "s2", "entries": 8, "passages": 2}
+    assert json.loads(cli("process", "s2", "--json")) == processed  # again: nothing new
+    sessions = json.loads(cli("session", "list", "--json"))
+    assert [(s["id"], s["started_at"]) for s in sessions] == [
+        ("s1", "2026-03-07T19:00:00Z"),
+        ("s2", "2026-03-14T19:00:00Z"),
+    ]
+    status = json.loads(run_cli("status", "--json", "--data-dir", str(tmp_path)).stdout)
+    assert status["campaigns"][0]["chunks"] == 2 and status["campaigns"][0]["entries"] == 10
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"speaker_id": "a", "speaker_name": "A", "text": "x"}\n')
+    assert "broken.jsonl:1: Invalid input: timestamp" in cli(
+        "ingest", str(broken), "--session", "s3", expect=2
+    )
+    assert "No session 'nope'" in cli("process", "nope", expect=2)
