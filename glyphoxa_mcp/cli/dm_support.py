@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from datetime import date, datetime
 from typing import Any, Literal
 
 from glyphoxa_mcp.campaign.resolver import EntityResolver
@@ -90,5 +91,11 @@ def parse_item(
     return "entity", reference
 
 
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, default=str) if args.json else text)
+    print(json.dumps(data, indent=2, default=_json_default) if args.json else text)

@@ -49,6 +49,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     listing = sessions.add_parser("list", help="the sessions, oldest first")
     add_common(listing)
     listing.set_defaults(run=run_list)
+    end = sessions.add_parser(
+        "end", help="finish a session: index it, summarise it, and record its episode"
+    )
+    end.add_argument("session")
+    end.add_argument("--at", help="when it ended (ISO time; default: its last utterance)")
+    add_embedder_options(end)
+    add_common(end)
+    end.set_defaults(run=run_end)
 
 
 def _start(text: str | None) -> datetime:
@@ -122,3 +130,28 @@ async def run_list(args: argparse.Namespace) -> int:
 
 def _day(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M") if moment else ""
+
+
+async def run_end(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.pipeline.finish import end_session
+    from glyphoxa_mcp.providers.embeddings import make_embedder
+
+    settings = embedding_settings(args)
+    async with campaign_memory(args) as (db, _):
+        embedder = make_embedder(settings, db.embedding_dim)
+        report = await end_session(
+            db, args.campaign, args.session, embedder, _start(args.at) if args.at else None
+        )
+    emit(
+        args,
+        {
+            "session": report.session_id,
+            "ended_at": report.ended_at,
+            "summary": report.summary,
+            "episode": report.episode_id,
+            "participants": list(report.participants),
+        },
+        f"Session {report.session_id!r} ended {_day(report.ended_at)}.\n\n{report.summary}\n\n"
+        f"Episode {report.episode_id} links {len(report.participants)} entities.",
+    )
+    return 0

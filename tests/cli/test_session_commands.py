@@ -50,3 +50,32 @@ def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
         "ingest", str(broken), "--session", "s3", expect=2
     )
     assert "No session 'nope'" in cli("process", "nope", expect=2)
+
+
+def test_ending_a_session_summarises_it_and_records_the_episode(tmp_path: Path) -> None:
+    def cli(*args: str) -> str:
+        result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "demo")
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    session = tmp_path / "s1.jsonl"
+    session.write_text(bundled("session-1.jsonl"))
+    sample = tmp_path / "campaign.yaml"
+    sample.write_text(bundled("campaign.yaml"))
+    cli("campaign", "load", str(sample))
+    cli("ingest", str(session), "--session", "s1", "--title", "Rumours")
+    ended = json.loads(cli("session", "end", "s1", "--json"))
+    assert ended["ended_at"] == "2026-03-07T19:01:55+00:00"
+    assert "I'll pay you forty silver" in ended["summary"]
+    assert {"brannoch", "berrit", "greywater-crossing"} <= set(ended["participants"])
+    again = json.loads(cli("session", "end", "s1", "--json"))
+    assert again["summary"] == ended["summary"]
+    episode = json.loads(cli("entity", "show", "episode-s1", "--json"))
+    kinds = {(r["relationship"]["rel_type"], r["other"]["id"]) for r in episode["relationships"]}
+    assert ("PARTICIPATED_IN", "brannoch") in kinds and (
+        "LOCATED_AT",
+        "greywater-crossing",
+    ) in kinds
+    assert len(episode["relationships"]) == len(ended["participants"])  # no duplicates on rerun
+    [listed] = json.loads(cli("session", "list", "--json"))
+    assert listed["summary_source"] == "extractive"
