@@ -13,10 +13,12 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.server.hot_layer import HotLayer
+from glyphoxa_mcp.server.prefetch import prefetch_context
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
 HOT_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/hot{?session}"
+PREFETCH_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/prefetch{?utterance}"
 NPCS_URI = "glyphoxa://npcs"
 JSON = "application/json"
 
@@ -50,6 +52,25 @@ def register_resources(server: MCPServer, state: ServerState, budgets: HotBudget
     async def npc_hot_context(npc_id: str, session: str | None = None) -> str:
         with resource_errors():
             context = await HotLayer(state, budgets).build(npc_id, session or None)
+        return context.model_dump_json()
+
+    @server.resource(
+        PREFETCH_URI_TEMPLATE,
+        name="npc_prefetch",
+        title="Context an NPC is about to need",
+        description=(
+            "For the orchestrator, while a player is still speaking: given the partial "
+            "utterance, the known entities it names (as this NPC knows them) and, when it "
+            "names someone or points to the past ('do you remember...'), the most likely "
+            "passages of earlier sessions. JSON with a prompt block under 'prompt'."
+        ),
+        mime_type=JSON,
+    )
+    async def npc_prefetch(npc_id: str, utterance: str = "") -> str:
+        with resource_errors():
+            context = await prefetch_context(
+                state.memory, state.embedder, npc_id, utterance, server_npc=state.npc_id
+            )
         return context.model_dump_json()
 
     @server.resource(

@@ -72,7 +72,10 @@ async def test_the_template_and_the_npc_list_are_advertised(open_server) -> None
     async with open_server() as client:
         templates = (await client.list_resource_templates()).resource_templates
         listed = await read_json(client, "glyphoxa://npcs")
-    assert [t.uri_template for t in templates] == ["glyphoxa://npc/{npc_id}/hot{?session}"]
+    assert sorted(t.uri_template for t in templates) == [
+        "glyphoxa://npc/{npc_id}/hot{?session}",
+        "glyphoxa://npc/{npc_id}/prefetch{?utterance}",
+    ]
     assert {n["id"] for n in listed["npcs"]} == {"grimjaw", "mira", "vask"}
     assert {n["hot_context"] for n in listed["npcs"]} >= {"glyphoxa://npc/grimjaw/hot"}
 

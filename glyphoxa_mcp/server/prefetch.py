@@ -1,0 +1,98 @@
+"""Speculative pre-fetch: the cold-layer context an NPC is about to need, fetched while the
+player is still talking.
+
+From a partial utterance: the known entities it names (with what this NPC knows of them)
+and, when it names someone or reaches into the past ("do you remember..."), the passages
+of past sessions it is most likely about. Always in the NPC's own knowledge scope.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.recall.prefetch_triggers import temporal_reference
+from glyphoxa_mcp.recall.sentences import seen_from
+from glyphoxa_mcp.server.hot_layer import HotLayer
+from glyphoxa_mcp.server.results import EntityRef, SessionHit
+from glyphoxa_mcp.server.state import ServerState, scope_of
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.tools.search_sessions import SessionSearch
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NO_FILTERS
+
+MAX_UTTERANCE = 1000
+MAX_ENTITIES = 3
+MAX_PASSAGES = 3
+RELATIONSHIPS_EACH = 8
+
+
+class PrefetchContext(BaseModel):
+    npc: EntityRef
+    utterance: str
+    temporal_reference: str | None
+    entities: list[EntityRef]
+    entity_context: list[str]
+    passages: list[SessionHit]
+    prompt: str
+
+
+async def prefetch_context(
+    memory: CampaignMemory,
+    embedder: Embedder | None,
+    npc_id: str,
+    utterance: str,
+    *,
+    server_npc: str | None = None,
+) -> PrefetchContext:
+    """What to put in the NPC's prompt before it answers `utterance`. `server_npc` is the NPC
+    a scoped server speaks for (another NPC's context is then refused)."""
+    if len(utterance) > MAX_UTTERANCE or "\x00" in utterance:
+        raise InvalidInputError(
+            f"utterance must be at most {MAX_UTTERANCE} characters of text.", field="utterance"
+        )
+    state = ServerState(
+        memory=memory, npc_id=server_npc, policy=tier_policy(Tier.STANDARD), embedder=embedder
+    )
+    npc = await HotLayer(state, HotBudgets()).npc_entity(npc_id)
+    scope = await scope_of(memory, npc.id)
+    known = await memory.queries.entity_names(npc.id)
+    named = [i for i in NamePattern.of_entities(known).owners_in(utterance) if i != npc.id]
+    snapshots = await memory.queries.snapshots(
+        named[:MAX_ENTITIES], npc_id=npc.id, max_relationships=RELATIONSHIPS_EACH
+    )
+    context = []
+    for snapshot in snapshots:
+        entity = snapshot.entity
+        attributes = scope.redactor.clean(entity.attributes)
+        parts = [f"{k.replace('_', ' ')}: {v}" for k, v in attributes.items()]
+        parts += [seen_from(entity.name, r) for r in snapshot.relationships]
+        parts += [f.text for f in snapshot.facts if not scope.redactor.mentions_hidden(f.text)]
+        context.append(f"{entity.name} ({entity.type.value}): " + " ".join(parts))
+    temporal = temporal_reference(utterance)
+    passages: list[SessionHit] = []
+    if utterance.strip() and (temporal or named) and embedder is not None:
+        npc_state = ServerState(
+            memory=memory, npc_id=npc.id, policy=state.policy, embedder=embedder
+        )
+        passages = await SessionSearch(npc_state, NO_FILTERS).run(utterance.strip(), MAX_PASSAGES)
+    lines = ["## Memory this conversation may need"]
+    lines += [f"- {line}" for line in context]
+    if passages:
+        lines.append("Earlier sessions:")
+        lines += [f"[{hit.session_title or hit.session_id}]\n{hit.text}" for hit in passages]
+    return PrefetchContext(
+        npc=EntityRef(id=npc.id, name=npc.name, type=npc.type.value),
+        utterance=utterance,
+        temporal_reference=temporal,
+        entities=[
+            EntityRef(id=s.entity.id, name=s.entity.name, type=s.entity.type.value)
+            for s in snapshots
+        ],
+        entity_context=context,
+        passages=passages,
+        prompt="\n".join(lines) if len(lines) > 1 else "",
+    )

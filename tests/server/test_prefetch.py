@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.server.prefetch import prefetch_context
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from tests.server.conftest import Connect
+from tests.server.semantic_fixtures import load_sessions
+from tests.storage.graph_fixtures import build_village
+
+
+@pytest.fixture(autouse=True)
+async def campaign(semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder) -> None:
+    await build_village(semantic_memory)
+    await load_sessions(semantic_memory, offline_embedder)
+
+
+def uri(npc: str, utterance: str) -> str:
+    return f"glyphoxa://npc/{npc}/prefetch?utterance={quote(utterance)}"
+
+
+async def test_a_reference_to_the_past_brings_entities_and_passages(
+    connect_semantic: Connect,
+) -> None:
+    async with connect_semantic() as client:
+        read = await client.read_resource(
+            uri("mira", "Do you remember what Grimjaw said about the caravan")
+        )
+    context = json.loads(read.contents[0].text)
+    assert context["temporal_reference"] == "Do you remember"
+    assert [e["id"] for e in context["entities"]] == ["grimjaw"]
+    assert "Grimjaw (npc): occupation: blacksmith" in context["entity_context"][0]
+    assert any("Saltmere" in hit["text"] for hit in context["passages"])
+    assert context["prompt"].startswith("## Memory this conversation may need")
+
+
+async def test_small_talk_fetches_nothing(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    context = await prefetch_context(semantic_memory, offline_embedder, "mira", "Nice weather")
+    assert (context.entities, context.passages, context.prompt) == ([], [], "")
+
+
+async def test_what_the_npc_may_not_know_stays_out(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    context = await prefetch_context(
+        semantic_memory,
+        offline_embedder,
+        "mira",
+        "Last time you said the cult meets at the Red Kettle",
+    )
+    assert [e.id for e in context.entities] == ["red-kettle"]
+    # The player's own words are echoed back; nothing else may name the hidden cult.
+    assert "cult" not in context.model_dump_json(exclude={"utterance"}).lower()
+    vask = await prefetch_context(
+        semantic_memory,
+        offline_embedder,
+        "vask",
+        "Last time you said the cult meets at the Red Kettle",
+    )
+    assert "cult" in [e.id for e in vask.entities]
+
+
+async def test_an_npc_server_prefetches_only_for_its_npc(connect_semantic: Connect) -> None:
+    async with connect_semantic(npc_id="mira") as client:
+        await client.read_resource(uri("mira", "Grimjaw"))
+        with pytest.raises(MCPError, match="speaks for 'mira'"):
+            await client.read_resource(uri("grimjaw", "Mira"))
+        with pytest.raises(MCPError, match="at most 1000 characters"):
+            await client.read_resource(uri("mira", "x" * 1200))
