@@ -47,6 +47,7 @@ async def end_session(
     entries = await memory.log.entries(session_id)
     await process_session(memory, embedder, session_id)
     known = [e for e in await memory.queries.entity_names() if e.id != episode_id(session_id)]
+    known_ids = {e.id for e in known}
     pattern = NamePattern.of_entities(known)
     summary = extractive_summary(entries, pattern, {e.id: e.name for e in known})
     end = ended_at or (entries[-1].spoken_at if entries else datetime.now(UTC))
@@ -54,7 +55,7 @@ async def end_session(
     spoke = " ".join(e.speaker_name for e in entries)
     participants = tuple(
         dict.fromkeys(
-            [e.npc_id for e in entries if e.npc_id and e.npc_id in {k.id for k in known}]
+            [e.npc_id for e in entries if e.npc_id in known_ids]
             + pattern.owners_in(spoke)
             + pattern.owners_in(said)
         )

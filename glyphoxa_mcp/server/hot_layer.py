@@ -97,7 +97,7 @@ class HotLayer:
             self.budgets.transcript_tokens,
             dropped,
         )
-        scene, location, present, quests = await self._scene(snapshot, speakers, scope.redactor)
+        scene, location, present, quests = await self._scene(snapshot, speakers, scope)
         return HotContext(
             npc=_ref(npc),
             session_id=session_id,
@@ -172,8 +172,9 @@ class HotLayer:
         return lines, speakers
 
     async def _scene(
-        self, snapshot: IdentitySnapshot, speaking_npcs: list[str], redactor: Redactor
+        self, snapshot: IdentitySnapshot, speaking_npcs: list[str], scope: Scope
     ) -> tuple[Section, EntityRef | None, list[EntityRef], list[EntityRef]]:
+        redactor = scope.redactor
         npc = snapshot.entity
         queries = self.memory.queries
         location = next(
@@ -191,7 +192,7 @@ class HotLayer:
             ):
                 if neighbour.entity.type in (EntityType.NPC, EntityType.PLAYER):
                     present[neighbour.entity.id] = neighbour.entity
-        known = {e.id: e for e in await queries.entity_names(npc.id)}
+        known = {e.id: e for e in scope.known}
         for npc_id in speaking_npcs:
             if npc_id in known:
                 present.setdefault(npc_id, known[npc_id])

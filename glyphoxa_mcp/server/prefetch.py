@@ -59,8 +59,7 @@ async def prefetch_context(
     )
     npc = await HotLayer(state, HotBudgets()).npc_entity(npc_id)
     scope = await scope_of(memory, npc.id)
-    known = await memory.queries.entity_names(npc.id)
-    named = [i for i in NamePattern.of_entities(known).owners_in(utterance) if i != npc.id]
+    named = [i for i in NamePattern.of_entities(scope.known).owners_in(utterance) if i != npc.id]
     snapshots = await memory.queries.snapshots(
         named[:MAX_ENTITIES], npc_id=npc.id, max_relationships=RELATIONSHIPS_EACH
     )
@@ -78,7 +77,9 @@ async def prefetch_context(
         npc_state = ServerState(
             memory=memory, npc_id=npc.id, policy=state.policy, embedder=embedder
         )
-        passages = await SessionSearch(npc_state, NO_FILTERS).run(utterance.strip(), MAX_PASSAGES)
+        passages = await SessionSearch(npc_state, NO_FILTERS, scope).run(
+            utterance.strip(), MAX_PASSAGES
+        )
     lines = ["## Memory this conversation may need"]
     lines += [f"- {line}" for line in context]
     if passages:

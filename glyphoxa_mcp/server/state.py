@@ -16,6 +16,7 @@ from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor
 from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import Entity
 
 DEFAULT_REVIEW_THRESHOLD = 0.7
 
@@ -37,32 +38,29 @@ class ServerState:
     def scope(self) -> str:
         return "dm" if self.npc_id is None else f"npc:{self.npc_id}"
 
-    async def redactor(self) -> Redactor:
-        """Hides, in free text, every entity this server's NPC may not know."""
-        return (await scope_of(self.memory, self.npc_id)).redactor
-
     async def view(self) -> Scope:
+        """This server's scope; read it once per call and pass it along."""
         return await scope_of(self.memory, self.npc_id)
 
 
 @dataclass(frozen=True)
 class Scope:
-    """What one NPC may not know: entity ids, and a redactor for their names in free text."""
+    """One NPC's knowledge (None: the DM's): the entities it may know, the ids it may not,
+    and a redactor for the hidden names in free text."""
 
+    known: tuple[Entity, ...]
     hidden_ids: frozenset[str]
     redactor: Redactor
 
 
-EVERYTHING = Scope(frozenset(), SHOW_EVERYTHING)
-
-
 async def scope_of(memory: CampaignMemory, npc_id: str | None) -> Scope:
+    known = tuple(await memory.queries.entity_names(npc_id))
     if npc_id is None:
-        return EVERYTHING
-    everything = await memory.queries.entity_names()
-    known = {e.id for e in await memory.queries.entity_names(npc_id)}
-    hidden = [entity for entity in everything if entity.id not in known]
+        return Scope(known, frozenset(), SHOW_EVERYTHING)
+    visible = {e.id for e in known}
+    hidden = [e for e in await memory.queries.entity_names() if e.id not in visible]
     return Scope(
+        known,
         frozenset(entity.id for entity in hidden),
         Redactor.hiding(s for entity in hidden for s in (entity.name, *entity.aliases)),
     )

@@ -96,7 +96,8 @@ class EntityQuery:
             depth=CountLimit.of(hops) if hops is not None else None,
             scope=self.state.scope,
         )
-        known = await self.queries.entity_names(self.state.npc_id)
+        scope = await self.state.view()
+        known = list(scope.known)
         if related_to is not None:
             anchors = match_names(related_to, known, limit=1)
             if not anchors:
@@ -108,7 +109,7 @@ class EntityQuery:
         else:
             views = self._by_name_or_type(known, name, entity_type)
         views = views[: count.used]
-        entities = await self._with_relationships(views, (await self.state.view()).redactor)
+        entities = await self._with_relationships(views, scope.redactor)
         note = None if entities else "No entity matched; check the spelling or try a type."
         return result.model_copy(update={"entities": entities, "note": note})
 

@@ -14,7 +14,13 @@ from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
 from glyphoxa_mcp.server.results import CountLimit, EntityRef, FactHit, SearchFactsResult
-from glyphoxa_mcp.server.state import ServerState, search_query, state_of, tool_errors
+from glyphoxa_mcp.server.state import (
+    Scope,
+    ServerState,
+    search_query,
+    state_of,
+    tool_errors,
+)
 from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.server.tools.query_entities import provenance_view
 from glyphoxa_mcp.server.tools.session_summary import known_session
@@ -73,7 +79,8 @@ async def search_facts(
         upper = parse_time_bound(before, "before")
         if session_id is not None and session_id.strip():
             await known_session(state.memory.sessions, session_id.strip())
-        known = await state.memory.queries.entity_names(state.npc_id)
+        scope = await state.view()
+        known = list(scope.known)
         subject = None
         if entity is not None and entity.strip():
             matches = match_names(entity, known, limit=1)
@@ -91,7 +98,7 @@ async def search_facts(
             story_after=lower.story_day if lower else None,
             story_before=upper.story_day if upper else None,
         )
-        search = FactSearch(state, known, filters, lower, upper)
+        search = FactSearch(state, scope, filters, lower, upper)
         hits = await search.run(text, subject, count.used)
         return result.model_copy(
             update={"results": hits, "note": None if hits else "Nothing matched."}
@@ -102,13 +109,14 @@ class FactSearch:
     def __init__(
         self,
         state: ServerState,
-        known: list[Entity],
+        scope: Scope,
         filters: FactFilters,
         lower: TimeBound | None,
         upper: TimeBound | None,
     ) -> None:
         self.state = state
-        self.known = {e.id: e for e in known}
+        self.scope = scope
+        self.known = {e.id: e for e in scope.known}
         self.filters = filters
         self.lower, self.upper = lower, upper
 
@@ -130,7 +138,7 @@ class FactSearch:
             }
         )
         by_id = {r.id: r for r in relationships}
-        redactor = await self.state.redactor()
+        redactor = self.scope.redactor
         hits = []
         for (kind, item_id), score, found_by in fused:
             if len(hits) == wanted:

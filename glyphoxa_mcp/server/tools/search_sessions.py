@@ -13,7 +13,13 @@ from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.server.results import CountLimit, SearchSessionsResult, SessionHit
-from glyphoxa_mcp.server.state import ServerState, search_query, state_of, tool_errors
+from glyphoxa_mcp.server.state import (
+    Scope,
+    ServerState,
+    search_query,
+    state_of,
+    tool_errors,
+)
 from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.server.tools.session_summary import known_session
 from glyphoxa_mcp.storage.models import Chunk, Entry, SearchFilters
@@ -59,11 +65,12 @@ async def search_sessions(
         text = search_query(query)
         if text is None:
             return empty.model_copy(update={"note": "The query is blank: nothing to search."})
-        filters = await _filters(state, session_id, speaker, npc_id, after, before)
+        scope = await state.view()
+        filters = await _filters(state, scope, session_id, speaker, npc_id, after, before)
         if filters is None:
             who = speaker if speaker and speaker.strip() else npc_id
             return empty.model_copy(update={"note": f"No speaker named {who!r}."})
-        hits = await SessionSearch(state, filters).run(text, count.used)
+        hits = await SessionSearch(state, filters, scope).run(text, count.used)
         return empty.model_copy(
             update={"results": hits, "note": None if hits else "Nothing matched."}
         )
@@ -71,6 +78,7 @@ async def search_sessions(
 
 async def _filters(
     state: ServerState,
+    scope: Scope,
     session_id: str | None,
     speaker: str | None,
     npc_id: str | None,
@@ -89,7 +97,6 @@ async def _filters(
         bounds[field] = bound.real if bound else None
     if session_id is not None and session_id.strip():
         await known_session(state.memory.sessions, session_id.strip())
-    scope = await state.view()
     speaker_ids = None
     if speaker is not None and speaker.strip():
         speaker_ids = tuple(await state.memory.log.speaker_ids(speaker))
@@ -112,10 +119,11 @@ async def _filters(
 
 
 class SessionSearch:
-    def __init__(self, state: ServerState, filters: SearchFilters) -> None:
+    def __init__(self, state: ServerState, filters: SearchFilters, scope: Scope) -> None:
         self.state = state
         self.memory = state.memory
         self.filters = filters
+        self.scope = scope
 
     async def run(self, query: str, wanted: int) -> list[SessionHit]:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
@@ -141,14 +149,12 @@ class SessionSearch:
             chunks.update({c.id: c for c in graph})
             rankings["graph"] = [("chunk", c.id) for c in graph]
         fused = reciprocal_rank_fusion(rankings)
-        redactor = await self.state.redactor()
         titles = {s.id: s.title for s in await self.memory.sessions.list()}
-        return self._hits(fused, chunks, entries, titles, redactor, wanted)
+        return self._hits(fused, chunks, entries, titles, self.scope.redactor, wanted)
 
     async def _through_the_graph(self, query: str, embedding: list[float], k: int) -> list[Chunk]:
         """DEEP: chunks about the entities the query names and their neighbours."""
-        known = await self.memory.queries.entity_names(self.state.npc_id)
-        named = NamePattern.of_entities(known).owners_in(query)
+        named = NamePattern.of_entities(self.scope.known).owners_in(query)
         if not named:
             return []
         found = await self.memory.queries.chunks_near_entities(

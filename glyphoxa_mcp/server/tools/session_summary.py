@@ -41,7 +41,7 @@ async def get_session_summary(
             session = await known_session(state.memory.sessions, session_id.strip())
         else:
             session = await sessions.finished(1 if sessions_ago is None else sessions_ago)
-        redactor = await state.redactor()
+        redactor = (await state.view()).redactor
         summary, dropped = (None, 0)
         if session.summary is not None:
             summary, dropped = redactor.redact(session.summary)
