@@ -1,0 +1,1 @@
+"""Name correction: putting back the campaign names that speech-to-text garbled."""

@@ -1,0 +1,53 @@
+"""What ordinary English looks like, so that ordinary speech is left alone.
+
+Fantasy names are often built from everyday words ("Hollow Stair", "Red Kettle"), and their
+mishearings are everyday words too. Word frequencies (from pyspellchecker's English list,
+counted over film subtitles, i.e. speech) tell a common word from a rare one.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+# Articles, pronouns, prepositions, conjunctions and auxiliaries: words that join a phrase
+# rather than carry it.
+_FUNCTION_WORDS = """
+a an the of to in on at by for from with into onto over under about as and or but nor so if
+is are was were be been am it its he she they we you i me him her them us my your our their
+this that these those there here do does did has have had will would can could shall should
+may might must not no up out off than then
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+# A name is stored without an article, and a phrase after one of these is an ordinary noun
+# phrase ("this hollow stare", "a glass world"), not a name.
+_DETERMINERS = (
+    "a an this that these those his her my your our their its some any every each no another"
+)
+DETERMINERS = frozenset(_DETERMINERS.split())
+_INFLECTIONS = ("ing", "ed", "es", "s")
+
+
+@cache
+def _frequencies() -> tuple[dict[str, int], int]:
+    from spellchecker import SpellChecker
+
+    counts = SpellChecker(language="en", distance=1).word_frequency
+    return counts.dictionary, counts.total_words
+
+
+def per_million(word: str) -> float:
+    """How often the word occurs in English speech, per million words."""
+    counts, total = _frequencies()
+    return counts.get(word.casefold(), 0) * 1_000_000 / total
+
+
+def is_inflected(word: str, stem_per_million: float) -> bool:
+    """Whether the word is an ordinary word plus an inflection ("folded", "cinders")."""
+    lowered = word.casefold()
+    for suffix in _INFLECTIONS:
+        stem = lowered[: -len(suffix)]
+        if not lowered.endswith(suffix) or len(stem) < 3:
+            continue
+        if any(per_million(s) >= stem_per_million for s in (stem, stem + "e")):
+            return True
+    return False

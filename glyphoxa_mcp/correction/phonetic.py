@@ -1,0 +1,244 @@
+"""Stage 1 of name correction: sound-alike windows of words back to the names they garble.
+
+Every run of up to (name parts + 2) words is compared with the known names by the phonetic
+code of the whole window and by its letters; the best-scoring windows that do not overlap win,
+so neighbours are never swallowed and a better match later in the line is still found. Spans
+already spelled like a name are fixed points. Ordinary speech is protected by what it looks
+like: a phrase after "a"/"this"/"his", a player addressed by name, a single common word, an
+inflected word, or a function word at the edge that adds nothing to the match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from glyphoxa_mcp.correction.english import (
+    DETERMINERS,
+    FUNCTION_WORDS,
+    is_inflected,
+    per_million,
+)
+from glyphoxa_mcp.correction.name_index import (
+    KnownName,
+    NameIndex,
+    PreparedName,
+    phonetic_codes,
+    similarity,
+)
+from glyphoxa_mcp.correction.words import Word, segments
+
+Guard = Literal["determiner", "vocative", "common word", "inflected", "loose edge", "ambiguous"]
+
+
+class PhoneticSettings(BaseModel):
+    """Thresholds of the phonetic stage; the defaults are tuned on the phonetic dev set."""
+
+    model_config = ConfigDict(frozen=True)
+
+    threshold: float = Field(0.72, ge=0, le=1, description="Least similarity to replace.")
+    extra_words: int = Field(
+        2, ge=0, le=4, description="Words a mishearing may have beyond the name's parts."
+    )
+    edge_margin: float = Field(
+        0.1, ge=0, le=1, description="What a function word at a window's edge must add."
+    )
+    common_word_per_million: float = Field(
+        0.6, ge=0, description="Frequency from which a word counts as everyday English."
+    )
+    inflection_stem_per_million: float = Field(
+        0.12, ge=0, description="Frequency from which a stem makes 'stem+s/ed/ing' ordinary."
+    )
+    max_code_edits: int = Field(2, ge=0, le=3, description="Code letters a lookup may miss.")
+
+
+class NameCorrection(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    start: int
+    end: int
+    heard: str
+    entity: str
+    entity_id: str | None = None
+    score: float
+
+
+class CorrectedText(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    corrected: str
+    corrections: tuple[NameCorrection, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    score: float
+    start: int
+    end: int
+    name: PreparedName
+    guard: Guard | None
+
+    def overlaps(self, start: int, end: int) -> bool:
+        return self.start < end and start < self.end
+
+
+class PhoneticCorrector:
+    def __init__(
+        self,
+        names: NameIndex | Iterable[KnownName | str],
+        settings: PhoneticSettings | None = None,
+    ) -> None:
+        self.settings = settings or PhoneticSettings()
+        if isinstance(names, NameIndex):
+            self.index = names
+        else:
+            self.index = NameIndex(
+                (KnownName(n) if isinstance(n, str) else n for n in names),
+                max_code_edits=self.settings.max_code_edits,
+            )
+        self.max_window = self.index.max_parts + self.settings.extra_words
+
+    def correct(self, text: str) -> CorrectedText:
+        runs = segments(text)
+        cased = any(ch.isupper() for ch in text)
+        fixed = self._spelled_names(text, runs, cased)
+        chosen = [c for c in fixed if c.guard is None and c.name.name.text != text[c.start : c.end]]
+        taken: list[_Candidate] = list(fixed)
+        for candidate in sorted(
+            self._sound_alikes(text, runs, fixed), key=lambda c: (-c.score, c.start - c.end)
+        ):
+            if any(candidate.overlaps(t.start, t.end) for t in taken):
+                continue
+            if candidate.guard != "common word":
+                taken.append(candidate)
+            if candidate.guard is None:
+                chosen.append(candidate)
+        chosen.sort(key=lambda c: c.start)
+        corrections = tuple(
+            NameCorrection(
+                start=c.start,
+                end=c.end,
+                heard=text[c.start : c.end],
+                entity=c.name.name.text,
+                entity_id=c.name.name.entity_id,
+                score=round(c.score, 3),
+            )
+            for c in chosen
+        )
+        return CorrectedText(
+            text=text, corrected=_apply(text, corrections), corrections=corrections
+        )
+
+    def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[_Candidate]:
+        """Spans spelled like a name already: kept (or re-cased), and never re-matched."""
+        found: list[_Candidate] = []
+        for run in runs:
+            for size in range(min(self.max_window, len(run)), 0, -1):
+                for i in range(len(run) - size + 1):
+                    window = run[i : i + size]
+                    start, end = window[0].start, window[-1].end
+                    if any(f.overlaps(start, end) for f in found):
+                        continue
+                    names = self.index.exact("".join(w.key for w in window))
+                    if not names:
+                        continue
+                    heard = text[start:end]
+                    same = [n for n in names if n.name.text == heard]
+                    name = same[0] if same else names[0]
+                    guard: Guard | None = None
+                    if not same and self._ordinary_phrase(heard, window, cased):
+                        guard = "common word"
+                    found.append(_Candidate(1.0, start, end, name, guard))
+        return found
+
+    def _ordinary_phrase(self, heard: str, window: list[Word], cased: bool) -> bool:
+        # "the red kettle" in a transcript that capitalises names is a kettle; in lower-case
+        # streaming output casing says nothing, except that one common word is just a word.
+        if heard != heard.lower():
+            return False
+        if not all(self._common(w.text) for w in window):
+            return False
+        return cased or len(window) == 1
+
+    def _common(self, word: str) -> bool:
+        return per_million(word) >= self.settings.common_word_per_million
+
+    def _sound_alikes(
+        self, text: str, runs: list[list[Word]], fixed: list[_Candidate]
+    ) -> list[_Candidate]:
+        threshold = self.settings.threshold
+        first_word = runs[0][0] if runs else None
+        found: list[_Candidate] = []
+        for run in runs:
+            for i in range(len(run)):
+                for size in range(1, min(self.max_window, len(run) - i) + 1):
+                    window = run[i : i + size]
+                    start, end = window[0].start, window[-1].end
+                    if any(f.overlaps(start, end) for f in fixed):
+                        break
+                    lowered = [w.lowered for w in window]
+                    if all(w in FUNCTION_WORDS for w in lowered):
+                        continue
+                    if "the" in lowered and not self.index.has_article:
+                        break
+                    key = "".join(w.key for w in window)
+                    best: _Candidate | None = None
+                    for name, score in self.index.similar(key, threshold):
+                        if not name.word_count <= size <= name.parts + self.settings.extra_words:
+                            continue
+                        if "the" in lowered and "the" not in name.words:
+                            continue
+                        if best is not None:
+                            if (
+                                score >= best.score - 0.005
+                                and name.name.text != best.name.name.text
+                            ):
+                                best = _Candidate(best.score, start, end, best.name, "ambiguous")
+                            break
+                        before = run[i - 1].lowered if i > 0 else None
+                        guard = self._guard(text, window, name, score, before, first_word)
+                        best = _Candidate(score, start, end, name, guard)
+                    if best is not None:
+                        found.append(best)
+        return found
+
+    def _guard(
+        self,
+        text: str,
+        window: list[Word],
+        name: PreparedName,
+        score: float,
+        before: str | None,
+        first_word: Word | None,
+    ) -> Guard | None:
+        if before in DETERMINERS:
+            return "determiner"
+        if len(window) == 1:
+            word = window[0]
+            if word is first_word and text[word.end : word.end + 1] == ",":
+                return "vocative"
+            if word.text == word.lowered and self._common(word.text):
+                return "common word"
+            return None
+        stem_floor = self.settings.inflection_stem_per_million
+        if name.word_count == 1 and any(is_inflected(w.text, stem_floor) for w in window):
+            return "inflected"
+        for edge, rest in ((window[0], window[1:]), (window[-1], window[:-1])):
+            if edge.lowered in FUNCTION_WORDS:
+                rest_key = "".join(w.key for w in rest)
+                if similarity(rest_key, phonetic_codes(rest_key), name) > score - (
+                    self.settings.edge_margin
+                ):
+                    return "loose edge"
+        return None
+
+
+def _apply(text: str, corrections: Iterable[NameCorrection]) -> str:
+    out = text
+    for c in sorted(corrections, key=lambda c: -c.start):
+        out = out[: c.start] + c.entity + out[c.end :]
+    return out

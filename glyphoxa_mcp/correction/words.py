@@ -1,0 +1,56 @@
+"""Words of a transcript line with their character offsets. (pure)
+
+A name may only be matched within a run of words that no punctuation interrupts ("Carol,
+more chips?" is not "Carrowmoor"), and a trailing possessive stays outside the replaced span
+("bran nock's arm" -> "Brannoch's arm").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Letters and digits, with apostrophes and hyphens inside a word ("Ka'vesh", "Oru-Tambe").
+_WORD = re.compile(r"[^\W_]+(?:['\u2019\-][^\W_]+)*")
+_POSSESSIVE = re.compile(r"['\u2019]s$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    start: int
+    end: int  # before a trailing possessive
+    text: str  # without a trailing possessive
+    lowered: str
+    key: str
+
+
+def letters(text: str) -> str:
+    """Case-folded letters and digits only: "Tal'Vessin" and "tal vessin" both -> "talvessin"."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def ascii_letters(key: str) -> str:
+    """The ASCII form the phonetic code needs: "Æsir" -> "aesir", "Zoë" -> "zoe"."""
+    if key.isascii():
+        return key
+    folded = unicodedata.normalize("NFKD", key.replace("æ", "ae").replace("ø", "o"))
+    return "".join(ch for ch in folded if ch.isascii() and ch.isalnum())
+
+
+def segments(text: str) -> list[list[Word]]:
+    """The runs of words that no punctuation interrupts, in order."""
+    runs: list[list[Word]] = []
+    previous_end: int | None = None
+    for match in _WORD.finditer(text):
+        start, end = match.span()
+        word_text = match.group()
+        if len(word_text) > 2 and _POSSESSIVE.search(word_text):
+            end -= 2
+            word_text = word_text[:-2]
+        gap = text[previous_end:start] if previous_end is not None else ""
+        if previous_end is None or gap.strip():
+            runs.append([])
+        runs[-1].append(Word(start, end, word_text, word_text.casefold(), letters(word_text)))
+        previous_end = match.end()
+    return runs

@@ -1,0 +1,105 @@
+import pytest
+from pydantic import ValidationError
+
+from glyphoxa_mcp.correction.name_index import KnownName
+from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
+
+NAMES = [
+    "Brannoch",
+    "Vell-Onar",
+    "Maren of the Vale",
+    "Hollow Stair",
+    "Hollowmere",
+    "Cinderholt",
+    "Captain Ysolde",
+    "Red Kettle",
+    "Kestrin",
+    "Ninefold",
+]
+
+
+def corrected(text: str, names: list[str] | None = None) -> str:
+    return PhoneticCorrector(names or NAMES).correct(text).corrected
+
+
+def test_a_split_name_is_joined_with_the_possessive_kept_outside():
+    result = PhoneticCorrector(NAMES).correct("I hit vell onar's sword hard")
+    assert result.corrected == "I hit Vell-Onar's sword hard"
+    (fix,) = result.corrections
+    assert (fix.start, fix.end, fix.heard, fix.entity) == (6, 15, "vell onar", "Vell-Onar")
+
+
+def test_neighbours_are_not_swallowed_and_a_later_better_window_wins():
+    assert corrected("I hit vell onar hard") == "I hit Vell-Onar hard"
+    assert corrected("so bran knock slams the door") == "so Brannoch slams the door"
+
+
+def test_a_two_word_mishearing_of_a_one_word_name_is_joined():
+    # The original rules capped windows at the longest name, so this could never be found.
+    assert corrected("we visit sinner holt", ["Brannoch", "Cinderholt"]) == "we visit Cinderholt"
+
+
+def test_one_shared_ordinary_word_does_not_make_a_match():
+    for line in ("walk to the vale", "the captain of the guard shrugs", "iron ore"):
+        assert corrected(line, [*NAMES, "Ironvale"]) == line
+
+
+def test_an_everyday_word_is_not_turned_into_a_compound_name():
+    assert corrected("he gives a hollow laugh") == "he gives a hollow laugh"
+    assert corrected("There's real malice in it.", ["Maelis"]) == "There's real malice in it."
+
+
+def test_a_phrase_after_a_determiner_is_ordinary_speech():
+    assert corrected("He gives you this hollow stare.") == "He gives you this hollow stare."
+    assert corrected("I check the hollow stare for traps") == "I check the Hollow Stair for traps"
+
+
+def test_a_player_addressed_by_name_is_left_alone():
+    assert corrected("Kristen, roll initiative.") == "Kristen, roll initiative."
+    assert corrected("Kess Trin owes us.") == "Kestrin owes us."
+
+
+def test_an_inflected_phrase_is_not_a_compound_name():
+    assert corrected("the cinders hold their heat") == "the cinders hold their heat"
+    assert corrected("nine folded letters") == "nine folded letters"
+    assert corrected("cinder halt sent envoys") == "Cinderholt sent envoys"
+
+
+def test_punctuation_between_words_blocks_a_match():
+    assert corrected("Carol, more chips?", ["Carrowmoor"]) == "Carol, more chips?"
+    assert corrected("from carol more", ["Carrowmoor"]) == "from Carrowmoor"
+
+
+def test_names_already_right_are_kept_and_case_only_fixes_respect_casing():
+    assert corrected("Brannoch slams the door.") == "Brannoch slams the door."
+    assert corrected("the red kettle sent mercenaries") == "the Red Kettle sent mercenaries"
+    # A transcriber that capitalises names wrote this kettle in lower case: it is a kettle.
+    assert corrected("I put the red kettle back.") == "I put the red kettle back."
+    assert corrected("vell onar is here") == "Vell-Onar is here"
+
+
+def test_non_ascii_names_are_matched_by_their_letters():
+    assert corrected("we pray to zoe arwin", ["Zoë Ærwyn", "Brannoch"]) == "we pray to Zoë Ærwyn"
+
+
+def test_corrections_name_the_entity_behind_an_alias():
+    names = [KnownName("Brannoch", "brannoch"), KnownName("Old Bran", "brannoch")]
+    (fix,) = PhoneticCorrector(names).correct("ask old brann").corrections
+    assert (fix.entity, fix.entity_id) == ("Old Bran", "brannoch")
+
+
+def test_two_different_names_equally_close_are_left_alone():
+    assert corrected("we meet kestren", ["Kestrin", "Kestran"]) == "we meet kestren"
+    assert corrected("we meet kestren", ["Kestrin"]) == "we meet Kestrin"
+
+
+def test_the_threshold_is_configurable():
+    strict = PhoneticCorrector(NAMES, PhoneticSettings(threshold=0.95))
+    assert strict.correct("so bran knock slams the door").corrections == ()
+    with pytest.raises(ValidationError, match="threshold"):
+        PhoneticSettings(threshold=1.5)
+
+
+def test_nothing_known_changes_nothing():
+    result = PhoneticCorrector([]).correct("bran knock")
+    assert (result.corrected, result.corrections) == ("bran knock", ())
