@@ -14,6 +14,7 @@ from glyphoxa_mcp import __version__
 from glyphoxa_mcp.cli import (
     campaign_commands,
     claude_config_command,
+    correct_command,
     db_commands,
     demo_command,
     entity_commands,
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     knowledge_commands.register(commands)
     import_command.register(commands)
     session_commands.register(commands)
+    correct_command.register(commands)
     return parser
 
 
