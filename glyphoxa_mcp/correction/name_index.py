@@ -44,6 +44,12 @@ class PreparedName:
     words: frozenset[str]
 
 
+def _is_description(text: str) -> bool:
+    # "the innkeeper", "the Kettle": how people refer to an entity, not a name speech-to-text
+    # could garble; restoring it would turn "the little" into "the Kettle".
+    return text.split()[0].casefold() in ("the", "a", "an")
+
+
 def phonetic_codes(key: str) -> tuple[str, ...]:
     """Metaphone of the letters, plus a reading of "ch" as in "loch" ("Brannoch")."""
     plain = ascii_letters(key)
@@ -86,7 +92,7 @@ class NameIndex:
         for name in names:
             text = name.text.strip()
             key = letters(text)
-            if not key or (text, name.entity_id) in seen:
+            if not key or (text, name.entity_id) in seen or _is_description(text):
                 continue
             seen.add((text, name.entity_id))
             prepared = PreparedName(

@@ -31,7 +31,15 @@ from glyphoxa_mcp.correction.name_index import (
 )
 from glyphoxa_mcp.correction.words import Word, segments
 
-Guard = Literal["determiner", "vocative", "common word", "inflected", "loose edge", "ambiguous"]
+Guard = Literal[
+    "determiner",
+    "vocative",
+    "common word",
+    "everyday phrase",
+    "inflected",
+    "loose edge",
+    "ambiguous",
+]
 
 
 class PhoneticSettings(BaseModel):
@@ -48,6 +56,9 @@ class PhoneticSettings(BaseModel):
     )
     common_word_per_million: float = Field(
         0.6, ge=0, description="Frequency from which a word counts as everyday English."
+    )
+    everyday_phrase_per_million: float = Field(
+        20.0, ge=0, description="Words all this frequent make an ordinary phrase."
     )
     inflection_stem_per_million: float = Field(
         0.12, ge=0, description="Frequency from which a stem makes 'stem+s/ed/ing' ordinary."
@@ -150,14 +161,19 @@ class PhoneticCorrector:
                     same = [n for n in names if n.name.text == heard]
                     name = same[0] if same else names[0]
                     guard: Guard | None = None
-                    if not same and self._ordinary_phrase(heard, window, cased):
+                    if (
+                        not same
+                        and heard.casefold() == name.name.text.casefold()
+                        and self._ordinary_phrase(heard, window, cased)
+                    ):
                         guard = "common word"
                     found.append(_Candidate(1.0, start, end, name, guard))
         return found
 
     def _ordinary_phrase(self, heard: str, window: list[Word], cased: bool) -> bool:
-        # "the red kettle" in a transcript that capitalises names is a kettle; in lower-case
-        # streaming output casing says nothing, except that one common word is just a word.
+        # For a mere change of case: "the red kettle" in a transcript that capitalises names
+        # is a kettle; in lower-case streaming output casing says nothing, except that one
+        # common word is just a word. ("grim jaw" -> "Grimjaw" joins words: always a name.)
         if heard != heard.lower():
             return False
         if not all(self._common(w.text) for w in window):
@@ -221,11 +237,18 @@ class PhoneticCorrector:
             word = window[0]
             if word is first_word and text[word.end : word.end + 1] == ",":
                 return "vocative"
-            if word.text == word.lowered and self._common(word.text):
+            # A capital at the start of a sentence says nothing: "Sorry" is not "Sera".
+            plain = word.text == word.lowered or _starts_sentence(text, word.start)
+            if plain and self._common(word.text):
                 return "common word"
             return None
+        floor = self.settings.everyday_phrase_per_million
+        if all(per_million(w.text) >= floor for w in window):
+            return "everyday phrase"
         stem_floor = self.settings.inflection_stem_per_million
-        if name.word_count == 1 and any(is_inflected(w.text, stem_floor) for w in window):
+        # An everyday word with an inflection that the name does not have ("folded",
+        # "caves", "turns") is ordinary grammar: "nine folded letters", "the tide turns".
+        if any(w.lowered not in name.words and is_inflected(w.text, stem_floor) for w in window):
             return "inflected"
         for edge, rest in ((window[0], window[1:]), (window[-1], window[:-1])):
             if edge.lowered in FUNCTION_WORDS:
@@ -235,6 +258,11 @@ class PhoneticCorrector:
                 ):
                     return "loose edge"
         return None
+
+
+def _starts_sentence(text: str, start: int) -> bool:
+    before = text[:start].rstrip()
+    return not before or before[-1] in '.!?"\u201c'
 
 
 def _apply(text: str, corrections: Iterable[NameCorrection]) -> str:

@@ -5,10 +5,13 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
+from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
 
-DEV_SET = Path(__file__).resolve().parents[3] / "shared" / "data" / "phonetic-dev"
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DEV_SET = SHARED_DATA / "phonetic-dev"
 
 
 @pytest.fixture(scope="module")
@@ -35,3 +38,26 @@ def test_strict_precision_recall_and_protected_lines_reach_the_floors(scorer):
     assert result["precision"] >= 0.95, result
     assert result["recall"] >= 0.90, result
     assert result["changed_protected"] <= 1, result
+
+
+def test_ordinary_conversation_is_left_alone() -> None:
+    """LoCoMo's conversations name none of these 90 fantasy names: every change is wrong."""
+    locomo = SHARED_DATA / "locomo-dev.json"
+    if not locomo.exists():
+        pytest.skip(f"the LoCoMo dev file is not at {locomo}")
+    names = [e["name"] for e in json.loads((DEV_SET / "entities.json").read_text())]
+    campaign = yaml.safe_load(bundled("campaign.yaml"))
+    names += [s for e in campaign["entities"] for s in (e["name"], *e.get("aliases", []))]
+    corrector = PhoneticCorrector(names)
+    turns = [
+        turn["text"]
+        for conversation in json.loads(locomo.read_text())
+        for key, session in conversation["conversation"].items()
+        if key.startswith("session_") and isinstance(session, list)
+        for turn in session
+    ]
+    changed = [t for t in turns if corrector.correct(t).corrections]
+    assert len(turns) > 1400
+    # Measured: 11 of 1,451 turns (0.8%), mostly a function word plus a word that sounds
+    # like a name ("mural is" -> Maelis) and real first names ("Laura" -> Lyra).
+    assert len(changed) <= 15, changed

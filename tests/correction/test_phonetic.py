@@ -1,6 +1,10 @@
+import json
+
 import pytest
+import yaml
 from pydantic import ValidationError
 
+from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.correction.name_index import KnownName
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
 
@@ -103,3 +107,27 @@ def test_the_threshold_is_configurable():
 def test_nothing_known_changes_nothing():
     result = PhoneticCorrector([]).correct("bran knock")
     assert (result.corrected, result.corrections) == ("bran knock", ())
+
+
+def test_everyday_phrases_and_sentence_initial_words_are_not_names():
+    names = ["Ilvenna", "Iskeld", "Sera", "Berrit", "Ysolde"]
+    for line in ("I love this place.", "That is key.", "Sorry, I forgot.", "So glad to be part"):
+        assert corrected(line, names) == line
+
+
+def test_descriptions_are_not_names_to_restore():
+    # "the Kettle" is how people refer to the Red Kettle; "the little" is not a mishearing.
+    assert corrected("the little ones", ["Red Kettle", "the Kettle"]) == "the little ones"
+
+
+def test_the_sample_sessions_get_exactly_their_mishearings_fixed():
+    campaign = yaml.safe_load(bundled("campaign.yaml"))
+    names = [s for e in campaign["entities"] for s in (e["name"], *e.get("aliases", []))]
+    corrector = PhoneticCorrector(names)
+    fixes = [
+        (c.heard, c.entity)
+        for file in ("session-1.jsonl", "session-2.jsonl")
+        for line in bundled(file).splitlines()
+        for c in corrector.correct(json.loads(line)["text"]).corrections
+    ]
+    assert fixes == [("old barrett", "Old Berrit"), ("Bran knock", "Brannoch")]
