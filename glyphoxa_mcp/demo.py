@@ -47,7 +47,8 @@ async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMem
         await memory.sessions.set_summary(session["id"], session["summary"], "dm")
         say(
             f"Session '{session['title']}': {processed.entries} utterances in "
-            f"{processed.passages} passages, embedded offline."
+            f"{processed.passages} passages, embedded offline; {processed.corrected} "
+            "misheard names put back."
         )
     return memory
 

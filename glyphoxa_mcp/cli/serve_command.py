@@ -19,6 +19,7 @@ from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import NotFoundError
+from glyphoxa_mcp.providers.chat import DEFAULT_CHAT_MODEL, ChatSettings
 from glyphoxa_mcp.providers.embeddings import EmbeddingSettings, make_embedder
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, tier_policy
@@ -72,6 +73,37 @@ def add_embedder_options(parser: argparse.ArgumentParser) -> None:
         help="an OpenAI-compatible server such as Ollama (http://localhost:11434/v1); "
         "the API key is read from GLYPHOXA_OPENAI_API_KEY or OPENAI_API_KEY",
         metavar="URL",
+    )
+
+
+def add_llm_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("LLM (used when an API key or base URL is set)")
+    env_option(
+        group,
+        "--llm-model",
+        env="GLYPHOXA_LLM_MODEL",
+        help="chat model for name correction, extraction and summaries",
+        default=DEFAULT_CHAT_MODEL,
+        metavar="MODEL",
+    )
+    group.add_argument(
+        "--no-llm",
+        action="store_true",
+        default=os.environ.get("GLYPHOXA_LLM", "").lower() in {"off", "0", "false", "no"},
+        help="stay offline even with a key or base URL [env GLYPHOXA_LLM=off]",
+    )
+
+
+def chat_settings(args: argparse.Namespace) -> ChatSettings:
+    return settings_from(
+        ChatSettings,
+        {
+            "model": args.llm_model,
+            "base_url": args.openai_base_url or os.environ.get("OPENAI_BASE_URL"),
+            "api_key": os.environ.get("GLYPHOXA_OPENAI_API_KEY")
+            or os.environ.get("OPENAI_API_KEY"),
+            "enabled": not args.no_llm,
+        },
     )
 
 

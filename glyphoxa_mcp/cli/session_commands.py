@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
 from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit
 from glyphoxa_mcp.cli.options import database_settings
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.cli.progress import Progress
-from glyphoxa_mcp.cli.serve_command import add_embedder_options, embedding_settings
+from glyphoxa_mcp.cli.serve_command import (
+    add_embedder_options,
+    add_llm_options,
+    chat_settings,
+    embedding_settings,
+)
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.transcripts import looks_like_jsonl, parse_jsonl, parse_plain
 from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+
+if TYPE_CHECKING:
+    from glyphoxa_mcp.pipeline.extraction import ExtractionReport
+    from glyphoxa_mcp.providers.chat import ChatModel
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -41,6 +52,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     process.add_argument("session")
     add_embedder_options(process)
+    add_llm_options(process)
     add_common(process)
     process.set_defaults(run=run_process)
 
@@ -55,6 +67,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     end.add_argument("session")
     end.add_argument("--at", help="when it ended (ISO time; default: its last utterance)")
     add_embedder_options(end)
+    add_llm_options(end)
     add_common(end)
     end.set_defaults(run=run_end)
 
@@ -90,7 +103,16 @@ async def run_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _chat(args: argparse.Namespace) -> ChatModel | None:
+    """The LLM when a key or base URL is configured (and --no-llm is not given)."""
+    from glyphoxa_mcp.providers.chat import ChatModel
+
+    settings = chat_settings(args)
+    return ChatModel(settings) if settings.configured else None
+
+
 async def run_process(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
     from glyphoxa_mcp.pipeline.process import process_session
     from glyphoxa_mcp.providers.embeddings import make_embedder
 
@@ -98,14 +120,27 @@ async def run_process(args: argparse.Namespace) -> int:
     async with campaign_memory(args) as (db, memory):
         await memory.sessions.get(args.session)
         embedder = make_embedder(settings, db.embedding_dim)
+        chat = _chat(args)
         report = await process_session(
-            memory, embedder, args.session, on_progress=Progress(f"embedding {args.session}")
+            memory,
+            embedder,
+            args.session,
+            on_progress=Progress(f"embedding {args.session}"),
+            llm=LLMNameCorrector(chat) if chat else None,
         )
     emit(
         args,
-        {"session": report.session_id, "entries": report.entries, "passages": report.passages},
-        f"Session {report.session_id!r}: {report.entries} utterances in {report.passages} "
-        "passages, linked to known entities and embedded.",
+        {
+            "session": report.session_id,
+            "entries": report.entries,
+            "corrected": report.corrected,
+            "passages": report.passages,
+            "embedded": report.embedded,
+            "removed": report.removed,
+        },
+        f"Session {report.session_id!r}: {report.corrected} utterances with names corrected; "
+        f"{report.entries} utterances in {report.passages} passages, linked to known entities "
+        "and embedded.",
     )
     return 0
 
@@ -140,7 +175,12 @@ async def run_end(args: argparse.Namespace) -> int:
     async with campaign_memory(args) as (db, _):
         embedder = make_embedder(settings, db.embedding_dim)
         report = await end_session(
-            db, args.campaign, args.session, embedder, _start(args.at) if args.at else None
+            db,
+            args.campaign,
+            args.session,
+            embedder,
+            _start(args.at) if args.at else None,
+            chat=_chat(args),
         )
     emit(
         args,
@@ -148,10 +188,21 @@ async def run_end(args: argparse.Namespace) -> int:
             "session": report.session_id,
             "ended_at": report.ended_at,
             "summary": report.summary,
+            "summary_source": report.summary_source,
             "episode": report.episode_id,
             "participants": list(report.participants),
+            "extraction": dataclasses.asdict(report.extraction) if report.extraction else None,
         },
         f"Session {report.session_id!r} ended {_day(report.ended_at)}.\n\n{report.summary}\n\n"
-        f"Episode {report.episode_id} links {len(report.participants)} entities.",
+        f"Episode {report.episode_id} links {len(report.participants)} entities."
+        + (_extracted(report.extraction) if report.extraction else ""),
     )
     return 0
+
+
+def _extracted(report: ExtractionReport) -> str:
+    return (
+        f"\nFrom the transcript: {len(report.entities_added)} new entities, "
+        f"{len(report.entities_held)} held for review (glyphoxa-mcp review list), "
+        f"{report.relationships} relationships, {report.facts} facts."
+    )

@@ -42,3 +42,7 @@ class CorrectorCache:
         else:
             self._prepared.move_to_end(key)
         return corrector
+
+
+# One per process: the pipeline and the pre-fetch share prepared names.
+SHARED_CORRECTORS = CorrectorCache()

@@ -1,23 +1,32 @@
 """Ending a session: indexed, summarised, and remembered as an episode in the graph.
 
-Offline, the summary is extractive and the episode links the known entities that spoke or
-were named (no facts are invented). Running it again updates the same summary and episode.
+With an LLM, names are corrected in two stages, what the session added is extracted into the
+graph, and the summary is written by the model. Offline, the summary is extractive and the
+episode links the known entities that spoke or were named (no facts are invented). Running
+it again updates the same summary and episode.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
+from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.pipeline.extraction import ExtractionReport, extract_session
+from glyphoxa_mcp.pipeline.llm_summary import llm_summary
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.pipeline.summary import extractive_summary
+from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Provenance
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
+# Relationships and facts below this confidence are rumours, for the DM to review.
+DEFAULT_REVIEW_THRESHOLD = 0.7
 # Taking part is inferred from speaking or being named: likely, not certain.
 PARTICIPATION = 0.8
 
@@ -27,8 +36,10 @@ class EndReport:
     session_id: str
     ended_at: datetime
     summary: str
+    summary_source: Literal["llm", "extractive"]
     episode_id: str
     participants: tuple[str, ...]
+    extraction: ExtractionReport | None = None
 
 
 def episode_id(session_id: str) -> str:
@@ -41,15 +52,31 @@ async def end_session(
     session_id: str,
     embedder: Embedder,
     ended_at: datetime | None = None,
+    *,
+    chat: ChatModel | None = None,
+    review_threshold: float = DEFAULT_REVIEW_THRESHOLD,
 ) -> EndReport:
     memory = CampaignMemory(db, campaign_id)
     session = await memory.sessions.get(session_id)
+    llm = LLMNameCorrector(chat) if chat is not None else None
+    await process_session(memory, embedder, session_id, llm=llm)
+    # Read after processing: the summary quotes the corrected text.
     entries = await memory.log.entries(session_id)
-    await process_session(memory, embedder, session_id)
+    extraction = (
+        await extract_session(memory, chat, session_id, entries, review_threshold)
+        if chat is not None
+        else None
+    )
     known = [e for e in await memory.queries.entity_names() if e.id != episode_id(session_id)]
     known_ids = {e.id for e in known}
     pattern = NamePattern.of_entities(known)
-    summary = extractive_summary(entries, pattern, {e.id: e.name for e in known})
+    summary = (
+        await llm_summary(chat, session.title or session_id, entries) if chat is not None else None
+    )
+    summary_source: Literal["llm", "extractive"] = "llm"
+    if summary is None:
+        summary = extractive_summary(entries, pattern, {e.id: e.name for e in known})
+        summary_source = "extractive"
     end = ended_at or (entries[-1].spoken_at if entries else datetime.now(UTC))
     said = " ".join(e.text for e in entries)
     spoke = " ".join(e.speaker_name for e in entries)
@@ -58,12 +85,13 @@ async def end_session(
             [e.npc_id for e in entries if e.npc_id in known_ids]
             + pattern.owners_in(spoke)
             + pattern.owners_in(said)
+            + [i for i in (extraction.mentioned if extraction else ()) if i in known_ids]
         )
     )
     async with db.transaction() as tx:
         writing = CampaignMemory(tx, campaign_id)
         await writing.sessions.end(session_id, end)
-        await writing.sessions.set_summary(session_id, summary, "extractive")
+        await writing.sessions.set_summary(session_id, summary, summary_source)
         episode = await writing.graph.upsert_entity(
             NewEntity(
                 id=episode_id(session_id),
@@ -94,4 +122,4 @@ async def end_session(
                     ),
                 )
             )
-    return EndReport(session_id, end, summary, episode.id, participants)
+    return EndReport(session_id, end, summary, summary_source, episode.id, participants, extraction)

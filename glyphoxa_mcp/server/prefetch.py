@@ -8,8 +8,9 @@ of past sessions it is most likely about. Always in the NPC's own knowledge scop
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.hot_context import HotBudgets
@@ -32,7 +33,8 @@ RELATIONSHIPS_EACH = 8
 
 class PrefetchContext(BaseModel):
     npc: EntityRef
-    utterance: str
+    heard: str = Field(description="The utterance as given.")
+    utterance: str = Field(description="The utterance with misheard names put back.")
     temporal_reference: str | None
     entities: list[EntityRef]
     entity_context: list[str]
@@ -47,6 +49,7 @@ async def prefetch_context(
     utterance: str,
     *,
     server_npc: str | None = None,
+    correctors: CorrectorCache = SHARED_CORRECTORS,
 ) -> PrefetchContext:
     """What to put in the NPC's prompt before it answers `utterance`. `server_npc` is the NPC
     a scoped server speaks for (another NPC's context is then refused)."""
@@ -59,6 +62,10 @@ async def prefetch_context(
     )
     npc = await HotLayer(state, HotBudgets()).npc_entity(npc_id)
     scope = await scope_of(memory, npc.id)
+    # Corrected against the names this NPC may know only: correcting to a hidden name would
+    # spell out a secret in the NPC's own context.
+    heard = utterance
+    utterance = correctors.for_entities(scope.known).correct(heard).corrected
     named = [i for i in NamePattern.of_entities(scope.known).owners_in(utterance) if i != npc.id]
     snapshots = await memory.queries.snapshots(
         named[:MAX_ENTITIES], npc_id=npc.id, max_relationships=RELATIONSHIPS_EACH
@@ -87,6 +94,7 @@ async def prefetch_context(
         lines += [f"[{hit.session_title or hit.session_id}]\n{hit.text}" for hit in passages]
     return PrefetchContext(
         npc=EntityRef(id=npc.id, name=npc.name, type=npc.type.value),
+        heard=heard,
         utterance=utterance,
         temporal_reference=temporal,
         entities=[

@@ -139,6 +139,17 @@ class NewEntry(Frozen):
     )
 
 
+class TextCorrection(Frozen):
+    """A span of what speech-to-text heard, replaced by a known name."""
+
+    start: Annotated[int, Field(ge=0)]
+    end: Annotated[int, Field(ge=0)]
+    heard: str
+    entity: str
+    entity_id: str | None = None
+    stage: Literal["phonetic", "llm"]
+
+
 class Entry(Frozen):
     id: int
     session_id: str
@@ -150,6 +161,7 @@ class Entry(Frozen):
     spoken_at: datetime
     duration_ms: int | None
     words: tuple[Word, ...] | None = None
+    corrections: tuple[TextCorrection, ...] = ()
 
 
 class EntryMatch(Frozen):

@@ -12,7 +12,7 @@ from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.storage.models import NewEntity
 
-Source = Literal["foundry", "roll20", "csv"]
+Source = Literal["foundry", "roll20", "csv", "session"]
 
 UPSERT = """
 INSERT INTO pending_entities (campaign_id, source, source_ref, proposal)

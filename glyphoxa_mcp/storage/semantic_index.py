@@ -86,6 +86,29 @@ class SemanticIndex:
                     )
         return ids
 
+    async def stored_hashes(self, session_id: str) -> set[bytes]:
+        """The content hashes of the session's chunks: what processing need not redo."""
+        with driver_errors(f"read the chunks of session {session_id!r}"):
+            rows = await self._pool.fetch(
+                "SELECT content_hash FROM chunks WHERE campaign_id = $1 AND session_id = $2",
+                self.campaign_id,
+                session_id,
+            )
+        return {row["content_hash"] for row in rows}
+
+    async def remove_stale(self, session_id: str, current: set[bytes]) -> int:
+        """Delete the session's chunks whose content is no longer among its passages (cut
+        from text that has since been corrected); returns how many."""
+        with driver_errors(f"remove stale chunks of session {session_id!r}"):
+            status = await self._pool.execute(
+                "DELETE FROM chunks WHERE campaign_id = $1 AND session_id = $2 "
+                "AND NOT content_hash = ANY($3::bytea[])",
+                self.campaign_id,
+                session_id,
+                list(current),
+            )
+        return int(status.split()[-1])
+
     async def get_many(self, chunk_ids: Sequence[int]) -> list[Chunk]:
         with driver_errors("read chunks"):
             rows = await self._pool.fetch(SELECT_BY_IDS, self.campaign_id, list(chunk_ids))

@@ -18,13 +18,14 @@ from glyphoxa_mcp.storage.models import (
     EntryMatch,
     NewEntry,
     SearchFilters,
+    TextCorrection,
     checked_query,
 )
 from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions, or_tsquery, where
 
 ENTRY_COLUMNS = (
     "e.id, e.session_id, e.speaker_id, e.speaker_name, e.text, e.raw_text, e.npc_id, "
-    "e.spoken_at, e.duration_ms, e.words"
+    "e.spoken_at, e.duration_ms, e.words, e.corrections"
 )
 COPY_COLUMNS = (
     "source_key",
@@ -85,6 +86,10 @@ ORDER BY speaker_id
 SELECT_LATEST_SESSION = """
 SELECT session_id FROM session_entries WHERE campaign_id = $1
 ORDER BY spoken_at DESC, id DESC LIMIT 1
+"""
+UPDATE_CORRECTED = """
+UPDATE session_entries SET text = $3, corrections = $4
+WHERE campaign_id = $1 AND id = $2 AND (text <> $3 OR corrections <> $4)
 """
 SELECT_SESSION_ENTRIES = f"""
 SELECT {ENTRY_COLUMNS} FROM session_entries e
@@ -174,6 +179,19 @@ class SessionLog:
         with driver_errors(f"read session {session_id!r}"):
             rows = await self._pool.fetch(SELECT_SESSION_ENTRIES, self.campaign_id, session_id)
         return [_entry(row) for row in rows]
+
+    async def set_corrected(
+        self, updates: Sequence[tuple[int, str, Sequence[TextCorrection]]]
+    ) -> None:
+        """Store each entry's corrected text and the corrections that made it from raw_text."""
+        rows = [
+            (self.campaign_id, entry_id, text, [c.model_dump() for c in corrections])
+            for entry_id, text, corrections in updates
+        ]
+        if not rows:
+            return
+        with driver_errors("store corrected utterances"):
+            await self._pool.executemany(UPDATE_CORRECTED, rows)
 
     async def get_many(self, entry_ids: Sequence[int]) -> list[Entry]:
         with driver_errors("read entries"):

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from glyphoxa_mcp.campaign.sample import bundled
 from tests.cli.test_db_commands import run_cli
+from tests.providers.fake_openai import chat, serve
 
 
 def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
@@ -34,8 +35,17 @@ def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
     jsonl.write_text(bundled("session-2.jsonl"))
     assert "8 new utterances" in cli("ingest", str(jsonl), "--session", "s2")
     processed = json.loads(cli("process", "s2", "--json"))
-    assert processed == {"session": "s2", "entries": 8, "passages": 2}
-    assert json.loads(cli("process", "s2", "--json")) == processed  # again: nothing new
+    # Nothing of the campaign is loaded here, so there are no names to put back.
+    assert processed == {
+        "session": "s2",
+        "entries": 8,
+        "corrected": 0,
+        "passages": 2,
+        "embedded": 2,
+        "removed": 0,
+    }
+    rerun = json.loads(cli("process", "s2", "--json"))
+    assert rerun == {**processed, "embedded": 0}  # again: nothing new
     sessions = json.loads(cli("session", "list", "--json"))
     assert [(s["id"], s["started_at"]) for s in sessions] == [
         ("s1", "2026-03-07T19:00:00Z"),
@@ -79,3 +89,35 @@ def test_ending_a_session_summarises_it_and_records_the_episode(tmp_path: Path) 
     assert len(episode["relationships"]) == len(ended["participants"])  # no duplicates on rerun
     [listed] = json.loads(cli("session", "list", "--json"))
     assert listed["summary_source"] == "extractive"
+
+
+def test_with_a_base_url_session_end_uses_the_llm_and_no_llm_stays_offline(
+    tmp_path: Path,
+) -> None:
+    def answer(body: dict) -> str:
+        system = body["messages"][0]["content"]
+        if "summarise" in system:
+            return json.dumps({"summary": "The party took the job at the Red Kettle."})
+        if "adds to the" in system:
+            return json.dumps({"entities": [], "relationships": [], "facts": []})
+        return json.dumps({"corrected": "", "corrections": []})
+
+    session = tmp_path / "s1.jsonl"
+    session.write_text(bundled("session-1.jsonl"))
+    with serve(chat(answer)) as fake:
+        llm = {"GLYPHOXA_OPENAI_BASE_URL": fake.base_url, "GLYPHOXA_EMBEDDER": "local"}
+
+        def cli(*args: str, env: dict[str, str]) -> dict:
+            result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "c", env=env)
+            assert result.returncode == 0, result.stderr
+            return json.loads(result.stdout) if "--json" in args else {}
+
+        cli("ingest", str(session), "--session", "s1", env={})
+        offline = cli("session", "end", "s1", "--json", "--no-llm", env=llm)
+        assert (offline["summary_source"], offline["extraction"]) == ("extractive", None)
+        assert fake.requests == []
+        ended = cli("session", "end", "s1", "--json", env=llm)
+    assert ended["summary_source"] == "llm"
+    assert ended["summary"] == "The party took the job at the Red Kettle."
+    assert ended["extraction"]["facts"] == 0
+    assert {r["model"] for r in fake.requests} == {"gpt-4o-mini"}

@@ -56,6 +56,31 @@ def embeddings(dimension: int) -> Callable[[dict[str, Any]], Reply]:
     return reply
 
 
+def chat(content: str | Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], Reply]:
+    """A chat completion whose message is `content` (or what it makes of the request)."""
+
+    def reply(body: dict[str, Any]) -> Reply:
+        text = content(body) if callable(content) else content
+        return json_reply(
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
+
+    return reply
+
+
 def rate_limited(body: dict[str, Any]) -> Reply:
     return json_reply(
         {"error": {"message": "slow down", "type": "rate_limit"}}, 429, **{"retry-after-ms": "10"}

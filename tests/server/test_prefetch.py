@@ -57,7 +57,31 @@ async def test_what_the_npc_may_not_know_stays_out(
     )
     assert [e.id for e in context.entities] == ["red-kettle"]
     # The player's own words are echoed back; nothing else may name the hidden cult.
-    assert "cult" not in context.model_dump_json(exclude={"utterance"}).lower()
+    assert "cult" not in context.model_dump_json(exclude={"utterance", "heard"}).lower()
+
+
+async def test_a_misheard_name_is_put_back_before_looking_it_up(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    context = await prefetch_context(
+        semantic_memory, offline_embedder, "mira", "do you remember what grim jaw said"
+    )
+    assert (context.heard, context.utterance) == (
+        "do you remember what grim jaw said",
+        "do you remember what Grimjaw said",
+    )
+    assert [e.id for e in context.entities] == ["grimjaw"]
+
+
+async def test_only_names_the_npc_may_know_are_put_back(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    heard = "so the kult meets tonight"
+    outsider = await prefetch_context(semantic_memory, offline_embedder, "mira", heard)
+    insider = await prefetch_context(semantic_memory, offline_embedder, "vask", heard)
+    assert outsider.utterance == heard
+    assert insider.utterance == "so the Cult meets tonight"
+    assert [e.id for e in insider.entities] == ["cult"]
     vask = await prefetch_context(
         semantic_memory,
         offline_embedder,

@@ -1,0 +1,96 @@
+"""An LLM for the background pipeline: OpenAI or any OpenAI-compatible server (Ollama, vLLM).
+
+Used for name correction (stage 2), entity extraction and summaries; never on the request
+path of a tool. Replies are JSON objects, validated by whoever asked.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from glyphoxa_mcp.errors import ConfigurationError
+
+DEFAULT_CHAT_MODEL = "gpt-4o-mini"
+
+
+class ChatSettings(BaseModel):
+    """Which LLM to use; none without an API key or a base URL (the pipeline runs offline)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = DEFAULT_CHAT_MODEL
+    api_key: str | None = None
+    base_url: str | None = None
+    temperature: float = Field(0.1, ge=0, le=2)
+    timeout_s: float = Field(60.0, gt=0)
+    enabled: bool = True
+
+    @property
+    def configured(self) -> bool:
+        return self.enabled and bool(self.api_key or self.base_url)
+
+
+class ChatModel:
+    def __init__(self, settings: ChatSettings) -> None:
+        # Imported here: the openai package takes a while to import, and only the pipeline's
+        # LLM paths need it.
+        import openai
+
+        from glyphoxa_mcp.providers.openai_embeddings import MAX_RETRIES
+
+        self.settings = settings
+        self.model = settings.model
+        self._client = openai.AsyncOpenAI(
+            api_key=settings.api_key or "not-needed",
+            base_url=settings.base_url,
+            max_retries=MAX_RETRIES,
+            timeout=settings.timeout_s,
+        )
+
+    async def json_reply(self, system: str, user: str) -> dict[str, Any] | None:
+        """The model's reply as a JSON object, or None when it is not one."""
+        import openai
+
+        from glyphoxa_mcp.providers.openai_embeddings import ProviderError
+
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.model,
+                temperature=self.settings.temperature,
+                response_format={"type": "json_object"},
+                messages=[
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": user},
+                ],
+            )
+        except openai.AuthenticationError as exc:
+            raise ConfigurationError(
+                f"The LLM provider refused the API key ({exc.status_code}). Set "
+                "GLYPHOXA_OPENAI_API_KEY or OPENAI_API_KEY."
+            ) from exc
+        except openai.NotFoundError as exc:
+            raise ConfigurationError(
+                f"The LLM provider has no model {self.model!r}. Set GLYPHOXA_LLM_MODEL."
+            ) from exc
+        except (openai.OpenAIError, ValueError) as exc:
+            raise ProviderError(f"Asking {self.model} failed: {exc}") from exc
+        if not response.choices:
+            return None
+        content = response.choices[0].message.content or ""
+        try:
+            reply = json.loads(_without_fences(content))
+        except json.JSONDecodeError:
+            return None
+        return reply if isinstance(reply, dict) else None
+
+
+def _without_fences(content: str) -> str:
+    # Some OpenAI-compatible servers wrap JSON in a Markdown code fence despite the format.
+    text = content.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text.rsplit("```", 1)[0]
+    return text

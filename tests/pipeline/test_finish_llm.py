@@ -1,0 +1,186 @@
+"""Ending a session with an LLM: two-stage names, extraction into the graph, the summary.
+
+The LLM is a local OpenAI-compatible server the test starts; the real `openai` client talks
+to it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.pipeline.extraction import EntityLinker, parsed
+from glyphoxa_mcp.pipeline.finish import end_session
+from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntry
+from tests.providers.fake_openai import chat, serve
+from tests.storage.graph_fixtures import build_village
+
+START = datetime(2026, 3, 1, 19, tzinfo=UTC)
+LINES = [
+    ("gm", "DM", "Grimjaw hands you a sealed letter from Captain Vask."),
+    ("p1", "Kael", "We swear to carry it to the ferryman, Osric, by dawn."),
+    ("gm", "DM", "Osric works for the Town Watch, they say."),
+]
+EXTRACTED = {
+    "entities": [
+        {"name": "Osric", "type": "npc", "confidence": 0.9, "basis": "stated"},
+        # A known one, under a partial misspelled name the model recognised.
+        {"name": "Captain Vasc", "type": "npc", "confidence": 0.9, "same_as": "vask"},
+        {"name": "the letter", "type": "item", "confidence": 0.4, "basis": "inferred"},
+        {"name": "", "type": "npc", "confidence": 0.9},  # malformed: dropped
+    ],
+    "relationships": [
+        {
+            "subject": "Osric",
+            "type": "employed by",
+            "object": "Town Watch",
+            "confidence": 0.6,
+            "basis": "inferred",
+        },
+        {"subject": "Grimjaw", "type": "KNOWS", "object": "Nobody", "confidence": 0.9},
+    ],
+    "facts": [
+        {
+            "subject": "Grimjaw",
+            "text": "Grimjaw gave the party a sealed letter from Vask.",
+            "confidence": 0.95,
+            "basis": "stated",
+        },
+    ],
+}
+SUMMARY = {
+    "summary": "Grimjaw gave the party a letter for the ferryman.",
+    "decisions": [],
+    "revealed": ["Osric works for the Town Watch."],
+    "promises": ["The party swore to deliver the letter by dawn."],
+    "outcomes": [],
+}
+
+
+def llm(body: dict[str, Any]) -> str:
+    system = body["messages"][0]["content"]
+    if "adds to the" in system:
+        return json.dumps(EXTRACTED)
+    if "summarise" in system:
+        return json.dumps(SUMMARY)
+    line = json.loads(body["messages"][1]["content"])["line"]
+    return json.dumps({"corrected": line, "corrections": []})
+
+
+async def record(memory: CampaignMemory) -> None:
+    await memory.log.append_many(
+        "s1",
+        [
+            NewEntry(
+                speaker_id=who,
+                speaker_name=name,
+                text=text,
+                spoken_at=START + timedelta(seconds=10 * i),
+            )
+            for i, (who, name, text) in enumerate(LINES)
+        ],
+    )
+
+
+async def test_an_llm_extracts_into_the_graph_with_provenance_and_writes_the_summary(
+    db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    await build_village(semantic_memory)
+    await record(semantic_memory)
+    with serve(chat(llm)) as fake:
+        model = ChatModel(ChatSettings(base_url=fake.base_url, model="m"))
+        report = await end_session(db384, "ashfall", "s1", offline_embedder, chat=model)
+    assert report.summary_source == "llm"
+    assert report.summary.splitlines() == [
+        "Grimjaw gave the party a letter for the ferryman.",
+        "Revealed:",
+        "- Osric works for the Town Watch.",
+        "Promises:",
+        "- The party swore to deliver the letter by dawn.",
+    ]
+    extraction = report.extraction
+    assert extraction is not None
+    assert (extraction.entities_added, extraction.entities_held) == (("osric",), ("the-letter",))
+    assert "vask" in extraction.mentioned and "vask" in report.participants
+    # The relationship to an unknown "Nobody" and the nameless entity are dropped.
+    assert (extraction.relationships, extraction.facts, extraction.dropped) == (1, 1, 2)
+
+    graph = semantic_memory.graph
+    (employed,) = [r for r in await graph.relationships_of("osric") if r.rel_type == "EMPLOYED_BY"]
+    assert employed.target_id == "town-watch"
+    assert (employed.provenance.session_id, employed.provenance.source) == ("s1", "inferred")
+    assert employed.provenance.confidence == 0.6
+    queue = await semantic_memory.curation.review_queue(0.7)
+    assert employed.id in [r.id for r in queue.relationships]  # a rumour, for the DM
+    (held,) = await semantic_memory.pending.list()
+    assert (held.source, held.source_ref, held.entity.name) == (
+        "session",
+        "s1:the-letter",
+        "the letter",
+    )
+    (fact,) = [f for f in await graph.facts_about("grimjaw") if "sealed letter" in f.text]
+    assert (fact.provenance.source, fact.provenance.session_id) == ("stated", "s1")
+    session = await semantic_memory.sessions.get("s1")
+    assert (session.summary_source, session.summary) == ("llm", report.summary)
+    asked = [json.loads(r["messages"][1]["content"]) for r in fake.requests]
+    extraction_request = next(a for a in asked if "known_entities" in a)
+    assert {e["id"] for e in extraction_request["known_entities"]} >= {"grimjaw", "vask"}
+
+
+async def test_an_unusable_reply_falls_back_to_the_offline_path(
+    db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    await build_village(semantic_memory)
+    await record(semantic_memory)
+    before = len(await semantic_memory.graph.find_entities(limit=1000))
+    with serve(chat("Sorry, I cannot help with that.")) as fake:
+        model = ChatModel(ChatSettings(base_url=fake.base_url))
+        report = await end_session(db384, "ashfall", "s1", offline_embedder, chat=model)
+    assert report.summary_source == "extractive"
+    assert report.summary.startswith("Speaking: DM, Kael.")  # the extractive summary
+    assert report.extraction is not None and report.extraction.entities_added == ()
+    # Only the session's episode is new: nothing was invented.
+    assert len(await semantic_memory.graph.find_entities(limit=1000)) == before + 1
+
+
+def test_names_are_linked_exactly_then_by_alias_then_by_sound_then_same_as() -> None:
+    from glyphoxa_mcp.storage.models import Entity, Visibility
+    from glyphoxa_mcp.storage.vocabulary import EntityType
+
+    def entity(entity_id: str, name: str, *aliases: str) -> Entity:
+        return Entity(
+            id=entity_id,
+            type=EntityType.NPC,
+            name=name,
+            aliases=aliases,
+            attributes={},
+            visibility=Visibility(),
+        )
+
+    linker = EntityLinker(
+        [entity("vask", "Captain Oriel Vask", "the Captain"), entity("mira", "Mira")]
+    )
+    assert linker.resolve("captain oriel vask") == "vask"
+    assert linker.resolve("The Captain") == "vask"
+    assert linker.resolve("Captain Oriol Vask") == "vask"
+    assert linker.resolve("the harbour master", same_as="vask") == "vask"
+    assert linker.resolve("the harbour master", same_as="nobody") is None
+    assert linker.resolve("Osric") is None
+
+
+def test_each_item_of_a_reply_is_validated_on_its_own() -> None:
+    extraction = parsed(
+        {
+            "entities": [{"name": "Osric", "type": "npc", "confidence": 0.9}, {"name": "X"}],
+            "relationships": "not a list",
+            "facts": [{"text": "It rained.", "confidence": 2}],
+        }
+    )
+    assert [e.name for e in extraction.entities] == ["Osric"]
+    assert (extraction.relationships, extraction.facts, extraction.dropped) == ([], [], 2)
+    assert parsed(None).entities == []
