@@ -35,7 +35,6 @@ Guard = Literal[
     "determiner",
     "vocative",
     "common word",
-    "everyday phrase",
     "inflected",
     "loose edge",
     "ambiguous",
@@ -183,6 +182,15 @@ class PhoneticCorrector:
     def _common(self, word: str) -> bool:
         return per_million(word) >= self.settings.common_word_per_million
 
+    def _plain_common(self, text: str, word: Word) -> bool:
+        """A common word not written as a name (a capital at a sentence start says nothing:
+        "Sorry" is not "Sera")."""
+        plain = word.text == word.lowered or _starts_sentence(text, word.start)
+        return plain and self._common(word.text)
+
+    def _everyday(self, word: Word) -> bool:
+        return per_million(word.text) >= self.settings.everyday_phrase_per_million
+
     def _sound_alikes(
         self, text: str, runs: list[list[Word]], fixed: list[_Candidate]
     ) -> list[_Candidate]:
@@ -198,6 +206,12 @@ class PhoneticCorrector:
                         break
                     lowered = [w.lowered for w in window]
                     if all(w in FUNCTION_WORDS for w in lowered):
+                        continue
+                    # Ordinary words and phrases would be guarded after the lookup anyway;
+                    # most windows of a line are these, so skipping them keeps lookups few.
+                    if size == 1 and self._plain_common(text, window[0]):
+                        continue
+                    if size > 1 and all(self._everyday(w) for w in window):
                         continue
                     if "the" in lowered and not self.index.has_article:
                         break
@@ -237,14 +251,7 @@ class PhoneticCorrector:
             word = window[0]
             if word is first_word and text[word.end : word.end + 1] == ",":
                 return "vocative"
-            # A capital at the start of a sentence says nothing: "Sorry" is not "Sera".
-            plain = word.text == word.lowered or _starts_sentence(text, word.start)
-            if plain and self._common(word.text):
-                return "common word"
-            return None
-        floor = self.settings.everyday_phrase_per_million
-        if all(per_million(w.text) >= floor for w in window):
-            return "everyday phrase"
+            return "common word" if self._plain_common(text, word) else None
         stem_floor = self.settings.inflection_stem_per_million
         # An everyday word with an inflection that the name does not have ("folded",
         # "caves", "turns") is ordinary grammar: "nine folded letters", "the tide turns".
