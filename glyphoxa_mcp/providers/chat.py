@@ -11,8 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from glyphoxa_mcp.errors import ConfigurationError
-
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
 
 
@@ -39,7 +37,7 @@ class ChatModel:
         # LLM paths need it.
         import openai
 
-        from glyphoxa_mcp.providers.openai_embeddings import MAX_RETRIES
+        from glyphoxa_mcp.providers.openai_errors import MAX_RETRIES
 
         self.settings = settings
         self.model = settings.model
@@ -52,11 +50,9 @@ class ChatModel:
 
     async def json_reply(self, system: str, user: str) -> dict[str, Any] | None:
         """The model's reply as a JSON object, or None when it is not one."""
-        import openai
+        from glyphoxa_mcp.providers.openai_errors import provider_errors
 
-        from glyphoxa_mcp.providers.openai_embeddings import ProviderError
-
-        try:
+        with provider_errors("LLM", self.model, "GLYPHOXA_LLM_MODEL"):
             response = await self._client.chat.completions.create(
                 model=self.model,
                 temperature=self.settings.temperature,
@@ -66,17 +62,6 @@ class ChatModel:
                     {"role": "user", "content": user},
                 ],
             )
-        except openai.AuthenticationError as exc:
-            raise ConfigurationError(
-                f"The LLM provider refused the API key ({exc.status_code}). Set "
-                "GLYPHOXA_OPENAI_API_KEY or OPENAI_API_KEY."
-            ) from exc
-        except openai.NotFoundError as exc:
-            raise ConfigurationError(
-                f"The LLM provider has no model {self.model!r}. Set GLYPHOXA_LLM_MODEL."
-            ) from exc
-        except (openai.OpenAIError, ValueError) as exc:
-            raise ProviderError(f"Asking {self.model} failed: {exc}") from exc
         if not response.choices:
             return None
         content = response.choices[0].message.content or ""

@@ -6,17 +6,12 @@ from collections.abc import Sequence
 
 import openai
 
-from glyphoxa_mcp.errors import ConfigurationError, DatabaseError, GlyphoxaError
+from glyphoxa_mcp.errors import DatabaseError
+from glyphoxa_mcp.providers.openai_errors import MAX_RETRIES, ProviderError, provider_errors
 
 BATCH_SIZE = 256
-# The OpenAI client retries 429s and 5xx with exponential backoff, honouring Retry-After.
-MAX_RETRIES = 5
 # Models that can shorten their vectors on request (Matryoshka training).
 SHORTENABLE = ("text-embedding-3-",)
-
-
-class ProviderError(GlyphoxaError):
-    """The embedding provider failed; check its URL, key and model."""
 
 
 class OpenAIEmbedder:
@@ -48,20 +43,8 @@ class OpenAIEmbedder:
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         extra = {"dimensions": self.dimension} if self._shorten else {}
-        try:
+        with provider_errors("embedding", self.model, "GLYPHOXA_EMBEDDING_MODEL"):
             response = await self._client.embeddings.create(model=self.model, input=batch, **extra)
-        except openai.AuthenticationError as exc:
-            raise ConfigurationError(
-                f"The embedding provider refused the API key ({exc.status_code}). Set "
-                "GLYPHOXA_OPENAI_API_KEY or OPENAI_API_KEY."
-            ) from exc
-        except openai.NotFoundError as exc:
-            raise ConfigurationError(
-                f"The embedding provider has no model {self.model!r}. Set GLYPHOXA_EMBEDDING_MODEL."
-            ) from exc
-        except (openai.OpenAIError, ValueError) as exc:
-            # ValueError: the client lets a JSONDecodeError through for an unparseable body.
-            raise ProviderError(f"Embedding with {self.model} failed: {exc}") from exc
         ordered = sorted(response.data, key=lambda item: item.index)
         if len(ordered) != len(batch):
             raise ProviderError(
