@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -10,6 +10,7 @@ from glyphoxa_mcp.pipeline.ingest import LiveSession, ingest_entries
 from glyphoxa_mcp.pipeline.transcripts import looks_like_jsonl, parse_jsonl, parse_plain
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Word
+from tests.storage.graph_fixtures import build_village
 
 START = datetime(2026, 3, 7, 19, tzinfo=UTC)
 PLAIN = ["Brannoch: Welcome, friends!", "", "Kael: Any news of the caravan?"]
@@ -62,3 +63,17 @@ async def test_live_sessions_record_one_utterance_at_a_time(db: Database) -> Non
     again = await live.record("gm", "DM", "The door creaks.", START, raw_text="the door creeks")
     assert line.id == again.id and line.raw_text == "the door creeks"
     assert len(await live.memory.log.entries("live-1")) == 1
+
+
+async def test_a_live_utterance_has_its_names_put_back_at_once(memory: CampaignMemory) -> None:
+    await build_village(memory)
+    live = LiveSession(memory, "s1")
+    line = await live.record("p1", "Kael", "we ask grim jaw about it", START)
+    assert (line.text, line.raw_text) == ("we ask Grimjaw about it", "we ask grim jaw about it")
+    (stored,) = await memory.log.entries("s1")
+    assert (stored.text, [c.entity_id for c in stored.corrections]) == (line.text, ["grimjaw"])
+    # Text the caller corrected itself is kept as given.
+    own = await live.record(
+        "p1", "Kael", "we ask Mira", START + timedelta(seconds=5), raw_text="we ask mirra"
+    )
+    assert own.text == "we ask Mira" and own.corrections == ()
