@@ -59,17 +59,19 @@ def phonetic_codes(key: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(code for code in codes if code))
 
 
-def _deletions(code: str, max_edits: int) -> set[str]:
-    """The code with up to max_edits (at most two) letters dropped, never below three."""
+def _deletions(code: str, max_edits: int) -> tuple[set[str], set[str]]:
+    """The code with at most one letter dropped, and with two dropped (never below three
+    letters, and only as far as max_edits allows)."""
     n = len(code)
-    variants = {code}
+    near = {code}
     if max_edits >= 1 and n > 3:
-        variants.update(code[:i] + code[i + 1 :] for i in range(n))
+        near.update(code[:i] + code[i + 1 :] for i in range(n))
+    far: set[str] = set()
     if max_edits >= 2 and n > 4:
-        variants.update(
+        far.update(
             code[:i] + code[i + 1 : j] + code[j + 1 :] for i in range(n) for j in range(i + 1, n)
         )
-    return variants
+    return near, far - near
 
 
 def similarity(key: str, codes: tuple[str, ...], name: PreparedName) -> float:
@@ -87,7 +89,10 @@ class NameIndex:
         self.max_code_edits = max_code_edits
         self.names: list[PreparedName] = []
         self._by_key: dict[str, list[PreparedName]] = {}
-        self._by_variant: dict[str, set[int]] = {}
+        # Codes with up to one letter dropped, and with two: a window and a name meet when
+        # their codes agree after at most three dropped letters in all, never two a side.
+        self._near: dict[str, set[int]] = {}
+        self._far: dict[str, set[int]] = {}
         seen: set[tuple[str, str | None]] = set()
         for name in names:
             text = name.text.strip()
@@ -107,8 +112,11 @@ class NameIndex:
             self.names.append(prepared)
             self._by_key.setdefault(key, []).append(prepared)
             for code in prepared.codes:
-                for variant in _deletions(code, max_code_edits):
-                    self._by_variant.setdefault(variant, set()).add(position)
+                near, far = _deletions(code, max_code_edits)
+                for variant in near:
+                    self._near.setdefault(variant, set()).add(position)
+                for variant in far:
+                    self._far.setdefault(variant, set()).add(position)
         self._keys = [n.key for n in self.names]
         self._primary_codes = [n.codes[0] if n.codes else "" for n in self.names]
         self._alternate_codes = [n.codes[1] if len(n.codes) > 1 else "" for n in self.names]
@@ -124,18 +132,32 @@ class NameIndex:
         """Names spelled with exactly these letters (case, spaces and punctuation aside)."""
         return self._by_key.get(key, [])
 
-    def similar(self, key: str, floor: float = 0.0) -> tuple[tuple[PreparedName, float], ...]:
-        """Names that sound like the letters at least this much, best first, with the score."""
-        return self._similar(key, floor)
+    def similar(
+        self, key: str, floor: float = 0.0, words: int = 2
+    ) -> tuple[tuple[PreparedName, float], ...]:
+        """Names that sound like the letters at least this much, best first, with the score;
+        `words` is how many words the letters were heard as."""
+        return self._similar(key, floor, words > 1)
 
-    def _similar_uncached(self, key: str, floor: float) -> tuple[tuple[PreparedName, float], ...]:
+    def _similar_uncached(
+        self, key: str, floor: float, several_words: bool
+    ) -> tuple[tuple[PreparedName, float], ...]:
         codes = phonetic_codes(key)
         if min(map(len, codes), default=0) > self._longest_code + self.max_code_edits:
             return ()
         positions: set[int] = set()
+        # One word heard is a name's letters give or take a syllable; only words heard
+        # apart ("bran knock") add sounds of their own, and may drop two code letters.
+        edits = self.max_code_edits if several_words else min(self.max_code_edits, 1)
         for code in codes:
-            for variant in _deletions(code, self.max_code_edits):
-                found = self._by_variant.get(variant)
+            near, far = _deletions(code, edits)
+            for variant in near:
+                for index in (self._near, self._far):
+                    found = index.get(variant)
+                    if found:
+                        positions |= found
+            for variant in far:
+                found = self._near.get(variant)
                 if found:
                     positions |= found
         if not positions:

@@ -145,28 +145,32 @@ class PhoneticCorrector:
 
     def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[_Candidate]:
         """Spans spelled like a name already: kept (or re-cased), and never re-matched."""
-        found: list[_Candidate] = []
+        spelled: list[tuple[int, int, list[Word]]] = []
         for run in runs:
-            for size in range(min(self.max_window, len(run)), 0, -1):
-                for i in range(len(run) - size + 1):
-                    window = run[i : i + size]
-                    start, end = window[0].start, window[-1].end
-                    if any(f.overlaps(start, end) for f in found):
-                        continue
-                    names = self.index.exact("".join(w.key for w in window))
-                    if not names:
-                        continue
-                    heard = text[start:end]
-                    same = [n for n in names if n.name.text == heard]
-                    name = same[0] if same else names[0]
-                    guard: Guard | None = None
-                    if (
-                        not same
-                        and heard.casefold() == name.name.text.casefold()
-                        and self._ordinary_phrase(heard, window, cased)
-                    ):
-                        guard = "common word"
-                    found.append(_Candidate(1.0, start, end, name, guard))
+            for i in range(len(run)):
+                key = ""
+                for j in range(i, min(i + self.max_window, len(run))):
+                    key += run[j].key
+                    if self.index.exact(key):
+                        spelled.append((j + 1 - i, i, run[i : j + 1]))
+        found: list[_Candidate] = []
+        # Longest first, then leftmost.
+        for _, _, window in sorted(spelled, key=lambda item: (-item[0], item[1])):
+            start, end = window[0].start, window[-1].end
+            if any(f.overlaps(start, end) for f in found):
+                continue
+            names = self.index.exact("".join(w.key for w in window))
+            heard = text[start:end]
+            same = [n for n in names if n.name.text == heard]
+            name = same[0] if same else names[0]
+            guard: Guard | None = None
+            if (
+                not same
+                and heard.casefold() == name.name.text.casefold()
+                and self._ordinary_phrase(heard, window, cased)
+            ):
+                guard = "common word"
+            found.append(_Candidate(1.0, start, end, name, guard))
         return found
 
     def _ordinary_phrase(self, heard: str, window: list[Word], cased: bool) -> bool:
@@ -194,47 +198,69 @@ class PhoneticCorrector:
     def _sound_alikes(
         self, text: str, runs: list[list[Word]], fixed: list[_Candidate]
     ) -> list[_Candidate]:
-        threshold = self.settings.threshold
-        first_word = runs[0][0] if runs else None
         found: list[_Candidate] = []
+        first_word = runs[0][0] if runs else None
         for run in runs:
+            function = [w.lowered in FUNCTION_WORDS for w in run]
+            everyday = [self._everyday(w) for w in run]
+            plain_common = [self._plain_common(text, w) for w in run]
             for i in range(len(run)):
-                for size in range(1, min(self.max_window, len(run) - i) + 1):
-                    window = run[i : i + size]
-                    start, end = window[0].start, window[-1].end
+                key = ""
+                only_function = only_everyday = True
+                has_article = False
+                for j in range(i, min(i + self.max_window, len(run))):
+                    size = j + 1 - i
+                    key += run[j].key
+                    only_function = only_function and function[j]
+                    only_everyday = only_everyday and everyday[j]
+                    has_article = has_article or run[j].lowered == "the"
+                    start, end = run[i].start, run[j].end
                     if any(f.overlaps(start, end) for f in fixed):
                         break
-                    lowered = [w.lowered for w in window]
-                    if all(w in FUNCTION_WORDS for w in lowered):
-                        continue
+                    if has_article and not self.index.has_article:
+                        break
                     # Ordinary words and phrases would be guarded after the lookup anyway;
                     # most windows of a line are these, so skipping them keeps lookups few.
-                    if size == 1 and self._plain_common(text, window[0]):
+                    if only_function or (size == 1 and plain_common[i]):
                         continue
-                    if size > 1 and all(self._everyday(w) for w in window):
+                    if size > 1 and only_everyday:
                         continue
-                    if "the" in lowered and not self.index.has_article:
-                        break
-                    key = "".join(w.key for w in window)
-                    best: _Candidate | None = None
-                    for name, score in self.index.similar(key, threshold):
-                        if not name.word_count <= size <= name.parts + self.settings.extra_words:
-                            continue
-                        if "the" in lowered and "the" not in name.words:
-                            continue
-                        if best is not None:
-                            if (
-                                score >= best.score - 0.005
-                                and name.name.text != best.name.name.text
-                            ):
-                                best = _Candidate(best.score, start, end, best.name, "ambiguous")
-                            break
-                        before = run[i - 1].lowered if i > 0 else None
-                        guard = self._guard(text, window, name, score, before, first_word)
-                        best = _Candidate(score, start, end, name, guard)
+                    # Three words or more that start or end with a function word are a name
+                    # and its neighbours ("to Captain Oriel Vask"); the shorter window wins.
+                    if size > 2 and (function[i] or function[j]):
+                        continue
+                    best = self._best_name(text, run, i, j, key, has_article, first_word)
                     if best is not None:
                         found.append(best)
         return found
+
+    def _best_name(
+        self,
+        text: str,
+        run: list[Word],
+        i: int,
+        j: int,
+        key: str,
+        has_article: bool,
+        first_word: Word | None,
+    ) -> _Candidate | None:
+        window = run[i : j + 1]
+        size = len(window)
+        start, end = window[0].start, window[-1].end
+        best: _Candidate | None = None
+        for name, score in self.index.similar(key, self.settings.threshold, size):
+            if not name.word_count <= size <= name.parts + self.settings.extra_words:
+                continue
+            if has_article and "the" not in name.words:
+                continue
+            if best is not None:
+                if score >= best.score - 0.005 and name.name.text != best.name.name.text:
+                    return _Candidate(best.score, start, end, best.name, "ambiguous")
+                return best
+            before = run[i - 1].lowered if i > 0 else None
+            guard = self._guard(text, window, name, score, before, first_word)
+            best = _Candidate(score, start, end, name, guard)
+        return best
 
     def _guard(
         self,

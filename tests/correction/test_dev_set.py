@@ -58,6 +58,6 @@ def test_ordinary_conversation_is_left_alone() -> None:
     ]
     changed = [t for t in turns if corrector.correct(t).corrections]
     assert len(turns) > 1400
-    # Measured: 11 of 1,451 turns (0.8%), mostly a function word plus a word that sounds
+    # Measured: 9 of 1,451 turns (0.6%), mostly a function word plus a word that sounds
     # like a name ("mural is" -> Maelis) and real first names ("Laura" -> Lyra).
-    assert len(changed) <= 15, changed
+    assert len(changed) <= 12, changed
