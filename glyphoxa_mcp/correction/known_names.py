@@ -27,9 +27,17 @@ class CorrectorCache:
         self.settings = settings or PhoneticSettings()
         self._size = size
         self._prepared: OrderedDict[tuple[KnownName, ...], PhoneticCorrector] = OrderedDict()
+        self._last: tuple[Sequence[Entity], PhoneticCorrector] | None = None
 
     def for_entities(self, entities: Sequence[Entity]) -> PhoneticCorrector:
-        return self.for_names(names_of(entities))
+        # The same list object again (a live session between re-reads, a cached scope) skips
+        # rebuilding and hashing thousands of names.
+        last = self._last
+        if last is not None and last[0] is entities:
+            return last[1]
+        corrector = self.for_names(names_of(entities))
+        self._last = (entities, corrector)
+        return corrector
 
     def for_names(self, names: Iterable[KnownName]) -> PhoneticCorrector:
         key = tuple(names)

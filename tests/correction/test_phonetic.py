@@ -5,8 +5,11 @@ import yaml
 from pydantic import ValidationError
 
 from glyphoxa_mcp.campaign.sample import bundled
+from glyphoxa_mcp.correction.known_names import CorrectorCache
 from glyphoxa_mcp.correction.name_index import KnownName
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
+from glyphoxa_mcp.storage.models import Entity, Visibility
+from glyphoxa_mcp.storage.vocabulary import EntityType
 
 NAMES = [
     "Brannoch",
@@ -131,3 +134,22 @@ def test_the_sample_sessions_get_exactly_their_mishearings_fixed():
         for c in corrector.correct(json.loads(line)["text"]).corrections
     ]
     assert fixes == [("old barrett", "Old Berrit"), ("Bran knock", "Brannoch")]
+
+
+def test_prepared_names_are_reused_until_they_change():
+    def npc(name: str) -> Entity:
+        return Entity(
+            id=name.lower(),
+            type=EntityType.NPC,
+            name=name,
+            aliases=(),
+            attributes={},
+            visibility=Visibility(),
+        )
+
+    cache = CorrectorCache()
+    first = cache.for_entities([npc("Brannoch")])
+    assert cache.for_entities([npc("Brannoch")]) is first  # equal names, another list
+    changed = cache.for_entities([npc("Brannoch"), npc("Mira")])
+    assert changed is not first
+    assert changed.correct("ask mirra").corrected == "ask Mira"
