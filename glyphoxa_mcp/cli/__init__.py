@@ -17,6 +17,7 @@ from glyphoxa_mcp.cli import (
     db_commands,
     demo_command,
     entity_commands,
+    eval_command,
     import_command,
     knowledge_commands,
     schemas_command,
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     knowledge_commands.register(commands)
     import_command.register(commands)
     session_commands.register(commands)
+    eval_command.register(commands)
     return parser
 
 
