@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
@@ -22,7 +22,7 @@ from glyphoxa_mcp.server.state import (
 )
 from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.server.tools.session_summary import known_session
-from glyphoxa_mcp.storage.models import Chunk, Entry, SearchFilters
+from glyphoxa_mcp.storage.models import Chunk, ChunkTextMatch, Entry, EntryMatch, SearchFilters
 
 DESCRIPTION = (
     "Search the transcripts of past sessions for what was said: by meaning and by words. "
@@ -118,6 +118,17 @@ async def _filters(
     )
 
 
+M = TypeVar("M", ChunkTextMatch, EntryMatch)
+
+
+def _relative(matches: list[M]) -> list[M]:
+    """The matches with each rank divided by the best one (ranks are positive)."""
+    if not matches:
+        return matches
+    best = max(m.rank for m in matches)
+    return [m.model_copy(update={"rank": m.rank / best}) for m in matches]
+
+
 class SessionSearch:
     def __init__(self, state: ServerState, filters: SearchFilters, scope: Scope) -> None:
         self.state = state
@@ -133,11 +144,12 @@ class SessionSearch:
         entry_words = await self.memory.log.search(query, self.filters, limit=pool)
         chunks = {m.chunk.id: m.chunk for m in (*by_meaning, *chunk_words)}
         entries = {m.entry.id: m.entry for m in entry_words}
-        # Passages and single utterances that share words with the query, in one ranking by
-        # the same normalised text rank.
+        # Passages and single utterances that share words with the query, in one ranking:
+        # BM25 scores of the two collections differ in scale, so each is taken relative to
+        # its best.
         words = sorted(
-            [(1 - m.distance, ("chunk", m.chunk.id)) for m in chunk_words]
-            + [(m.rank, ("entry", m.entry.id)) for m in entry_words],
+            [(m.rank, ("chunk", m.chunk.id)) for m in _relative(chunk_words)]
+            + [(m.rank, ("entry", m.entry.id)) for m in _relative(entry_words)],
             key=lambda item: -item[0],
         )
         rankings: dict[str, list[Key]] = {
