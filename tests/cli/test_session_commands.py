@@ -34,7 +34,7 @@ def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
     jsonl.write_text(bundled("session-2.jsonl"))
     assert "8 new utterances" in cli("ingest", str(jsonl), "--session", "s2")
     processed = json.loads(cli("process", "s2", "--json"))
-    assert processed == {"session": "s2", "entries": 8, "passages": 2}
+    assert processed == {"session": "s2", "entries": 8, "passages": 6}
     assert json.loads(cli("process", "s2", "--json")) == processed  # again: nothing new
     sessions = json.loads(cli("session", "list", "--json"))
     assert [(s["id"], s["started_at"]) for s in sessions] == [
@@ -42,7 +42,7 @@ def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
         ("s2", "2026-03-14T19:00:00Z"),
     ]
     status = json.loads(run_cli("status", "--json", "--data-dir", str(tmp_path)).stdout)
-    assert status["campaigns"][0]["chunks"] == 2 and status["campaigns"][0]["entries"] == 10
+    assert status["campaigns"][0]["chunks"] == 6 and status["campaigns"][0]["entries"] == 10
 
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"speaker_id": "a", "speaker_name": "A", "text": "x"}\n')
