@@ -33,6 +33,12 @@ DESCRIPTION = (
 # How many candidates each ranking contributes to the fusion, per result wanted.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 20
+# In conversation the words of a question find its answer more reliably than the offline
+# embedding does, and the first few of each ranking matter most: measured on LoCoMo
+# (BENCHMARKS.md), meaning at half weight and k = 20 beat equal weights and k = 60 in every
+# conversation.
+FUSION_WEIGHTS = {"meaning": 0.5}
+FUSION_K = 20
 
 Key = tuple[str, int]  # ("chunk" | "entry", id)
 
@@ -160,7 +166,7 @@ class SessionSearch:
             graph = await self._through_the_graph(query, embedding, pool)
             chunks.update({c.id: c for c in graph})
             rankings["graph"] = [("chunk", c.id) for c in graph]
-        fused = reciprocal_rank_fusion(rankings)
+        fused = reciprocal_rank_fusion(rankings, FUSION_WEIGHTS, k=FUSION_K)
         titles = {s.id: s.title for s in await self.memory.sessions.list()}
         return self._hits(fused, chunks, entries, titles, self.scope.redactor, wanted)
 
