@@ -58,6 +58,18 @@ async def test_filters_by_session_speaker_and_time(connect_semantic: Connect) ->
     assert nobody["results"] == [] and "Smaug" in nobody["note"]
 
 
+async def test_a_date_in_the_query_favours_what_was_said_that_day(
+    connect_semantic: Connect,
+) -> None:
+    async with connect_semantic() as client:
+        later = await call(client, TOOL, query="What did Grimjaw say on 8 March 2026?")
+        earlier = await call(client, TOOL, query="What did Grimjaw say on March 1, 2026?")
+    assert later["results"][0]["session_id"] == "s2"
+    assert "date" in later["results"][0]["matched_by"]
+    assert earlier["results"][0]["session_id"] == "s1"
+    assert "date" in earlier["results"][0]["matched_by"]
+
+
 async def test_an_npc_never_hears_what_it_may_not_know(connect_semantic: Connect) -> None:
     async with connect_semantic(npc_id="mira") as client:
         result = await call(client, TOOL, query="Where does the cult meet?", top_k=10)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context
@@ -10,6 +11,7 @@ from pydantic import Field
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.recall.query_dates import named_period
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.server.results import CountLimit, SearchSessionsResult, SessionHit
@@ -27,8 +29,9 @@ from glyphoxa_mcp.storage.models import Chunk, ChunkTextMatch, Entry, EntryMatch
 DESCRIPTION = (
     "Search the transcripts of past sessions for what was said: by meaning and by words. "
     "Use it for 'do you remember…', promises, names mentioned in passing, or what someone "
-    "said. Filter by session, speaker, NPC or time. Each result is a passage with speaker "
-    "labels, its session and time."
+    "said. Filter by session, speaker, NPC or time; a date in the query ('on 7 July 2023') "
+    "favours what was said then. Each result is a passage with speaker labels, its session "
+    "and time."
 )
 # How many candidates each ranking contributes to the fusion, per result wanted.
 CANDIDATES_PER_RESULT = 4
@@ -135,6 +138,15 @@ def _relative(matches: list[M]) -> list[M]:
     return [m.model_copy(update={"rank": m.rank / best}) for m in matches]
 
 
+@dataclass
+class Candidates:
+    """Rankings of what a search found, and the chunks and entries they rank."""
+
+    rankings: dict[str, list[Key]]
+    chunks: dict[int, Chunk]
+    entries: dict[int, Entry]
+
+
 class SessionSearch:
     def __init__(self, state: ServerState, filters: SearchFilters, scope: Scope) -> None:
         self.state = state
@@ -145,11 +157,30 @@ class SessionSearch:
     async def run(self, query: str, wanted: int) -> list[SessionHit]:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
         embedding = await self.state.embed_query(query)
-        by_meaning = await self.memory.index.nearest(embedding, self.filters, k=pool)
-        chunk_words = await self.memory.index.search_text(query, self.filters, k=pool)
-        entry_words = await self.memory.log.search(query, self.filters, limit=pool)
-        chunks = {m.chunk.id: m.chunk for m in (*by_meaning, *chunk_words)}
-        entries = {m.entry.id: m.entry for m in entry_words}
+        found = await self._meaning_and_words(query, embedding, self.filters, pool)
+        period = named_period(query)
+        if period is not None and self.filters.after is None and self.filters.before is None:
+            # The date the query names: what was said then, ranked the same way.
+            then = self.filters.model_copy(update={"after": period.start, "before": period.end})
+            said_then = await self._meaning_and_words(query, embedding, then, pool)
+            found.chunks.update(said_then.chunks)
+            found.entries.update(said_then.entries)
+            fused_then = reciprocal_rank_fusion(said_then.rankings, FUSION_WEIGHTS, k=FUSION_K)
+            found.rankings["date"] = [key for key, _, _ in fused_then]
+        if self.state.policy.graph_expansion:
+            graph = await self._through_the_graph(query, embedding, pool)
+            found.chunks.update({c.id: c for c in graph})
+            found.rankings["graph"] = [("chunk", c.id) for c in graph]
+        fused = reciprocal_rank_fusion(found.rankings, FUSION_WEIGHTS, k=FUSION_K)
+        titles = {s.id: s.title for s in await self.memory.sessions.list()}
+        return self._hits(fused, found.chunks, found.entries, titles, self.scope.redactor, wanted)
+
+    async def _meaning_and_words(
+        self, query: str, embedding: list[float], filters: SearchFilters, pool: int
+    ) -> Candidates:
+        by_meaning = await self.memory.index.nearest(embedding, filters, k=pool)
+        chunk_words = await self.memory.index.search_text(query, filters, k=pool)
+        entry_words = await self.memory.log.search(query, filters, limit=pool)
         # Passages and single utterances that share words with the query, in one ranking:
         # BM25 scores of the two collections differ in scale, so each is taken relative to
         # its best.
@@ -158,17 +189,14 @@ class SessionSearch:
             + [(m.rank, ("entry", m.entry.id)) for m in _relative(entry_words)],
             key=lambda item: -item[0],
         )
-        rankings: dict[str, list[Key]] = {
-            "meaning": [("chunk", m.chunk.id) for m in by_meaning],
-            "words": [key for _, key in words],
-        }
-        if self.state.policy.graph_expansion:
-            graph = await self._through_the_graph(query, embedding, pool)
-            chunks.update({c.id: c for c in graph})
-            rankings["graph"] = [("chunk", c.id) for c in graph]
-        fused = reciprocal_rank_fusion(rankings, FUSION_WEIGHTS, k=FUSION_K)
-        titles = {s.id: s.title for s in await self.memory.sessions.list()}
-        return self._hits(fused, chunks, entries, titles, self.scope.redactor, wanted)
+        return Candidates(
+            rankings={
+                "meaning": [("chunk", m.chunk.id) for m in by_meaning],
+                "words": [key for _, key in words],
+            },
+            chunks={m.chunk.id: m.chunk for m in (*by_meaning, *chunk_words)},
+            entries={m.entry.id: m.entry for m in entry_words},
+        )
 
     async def _through_the_graph(self, query: str, embedding: list[float], k: int) -> list[Chunk]:
         """DEEP: chunks about the entities the query names and their neighbours."""
