@@ -172,6 +172,9 @@ class SessionSearch:
             found.chunks.update({c.id: c for c in graph})
             found.rankings["graph"] = [("chunk", c.id) for c in graph]
         fused = reciprocal_rank_fusion(found.rankings, FUSION_WEIGHTS, k=FUSION_K)
+        # A passage is given as its lines from the log, so overlapping ones can be trimmed.
+        lines = {i for c in found.chunks.values() for i in c.entry_ids} - found.entries.keys()
+        found.entries.update({e.id: e for e in await self.memory.log.get_many(sorted(lines))})
         titles = {s.id: s.title for s in await self.memory.sessions.list()}
         return self._hits(fused, found.chunks, found.entries, titles, self.scope.redactor, wanted)
 
@@ -226,22 +229,21 @@ class SessionSearch:
         for (kind, item_id), score, found_by in fused:
             if len(hits) == wanted:
                 break
-            if kind == "chunk":
+            if kind == "chunk" and not chunks[item_id].entry_ids:
                 chunk = chunks[item_id]
-                if set(chunk.entry_ids) and set(chunk.entry_ids) <= covered:
-                    continue
-                session_id, text, entry_ids = chunk.session_id, chunk.content, list(chunk.entry_ids)
+                session_id, text, entry_ids = chunk.session_id, chunk.content, []
                 started, ended = chunk.started_at, chunk.ended_at
             else:
-                entry = entries[item_id]
-                if entry.id in covered:
+                # Passages overlap, so a passage may repeat lines an earlier hit returned:
+                # only its new lines are given (the reader has the others already).
+                ids = chunks[item_id].entry_ids if kind == "chunk" else (item_id,)
+                lines = [entries[i] for i in ids if i not in covered and i in entries]
+                if not lines:
                     continue
-                session_id, text, entry_ids = (
-                    entry.session_id,
-                    f"{entry.speaker_name}: {entry.text}",
-                    [entry.id],
-                )
-                started = ended = entry.spoken_at
+                session_id = lines[0].session_id
+                text = "\n".join(f"{e.speaker_name}: {e.text}" for e in lines)
+                entry_ids = [e.id for e in lines]
+                started, ended = lines[0].spoken_at, lines[-1].spoken_at
             text, dropped = redactor.redact_lines(text)
             if not text.strip():
                 continue
