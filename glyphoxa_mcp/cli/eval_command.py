@@ -8,10 +8,10 @@ from pathlib import Path
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
 from glyphoxa_mcp.cli.dm_support import emit
-from glyphoxa_mcp.cli.options import env_option
+from glyphoxa_mcp.cli.options import EMBEDDING_DIM_HELP, env_option
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.cli.serve_command import add_embedder_options, embedding_settings
-from glyphoxa_mcp.config import DEFAULT_EMBEDDING_DIM, DatabaseSettings
+from glyphoxa_mcp.config import DatabaseSettings
 from glyphoxa_mcp.evaluation.locomo import parse_locomo
 from glyphoxa_mcp.evaluation.recall import KS
 
@@ -42,8 +42,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         locomo,
         "--embedding-dim",
         env="GLYPHOXA_EMBEDDING_DIM",
-        help="embedding dimension of the embedder used",
-        default=DEFAULT_EMBEDDING_DIM,
+        help=EMBEDDING_DIM_HELP,
         metavar="N",
     )
     add_embedder_options(locomo)

@@ -78,7 +78,7 @@ class LocomoReport(BaseModel):
 
 
 @contextlib.asynccontextmanager
-async def scratch_database(dsn: str | None, embedding_dim: int) -> AsyncIterator[Database]:
+async def scratch_database(dsn: str | None, embedding_dim: int | None) -> AsyncIterator[Database]:
     """The database at `dsn`, or a new embedded one in a temporary directory, deleted at exit,
     so that an evaluation never touches the user's memory."""
     if dsn is not None:
