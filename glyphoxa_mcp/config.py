@@ -13,7 +13,9 @@ from glyphoxa_mcp.errors import ConfigurationError
 
 # pgvector's HNSW index accepts at most this many dimensions.
 MAX_INDEXED_DIMENSIONS = 2000
-DEFAULT_EMBEDDING_DIM = 384
+# A new database stores vectors as wide as the offline default model's (WordLlama); an
+# existing one keeps the width it was created with unless a width is configured.
+DEFAULT_EMBEDDING_DIM = 256
 
 
 def default_data_dir() -> Path:
@@ -30,7 +32,12 @@ class DatabaseSettings(BaseModel):
         description="PostgreSQL DSN; when unset, the embedded server in data_dir is used.",
     )
     data_dir: Path = Field(default_factory=default_data_dir)
-    embedding_dim: int = Field(default=DEFAULT_EMBEDDING_DIM, ge=1, le=MAX_INDEXED_DIMENSIONS)
+    embedding_dim: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_INDEXED_DIMENSIONS,
+        description="Unset: an existing database's own, DEFAULT_EMBEDDING_DIM for a new one.",
+    )
 
     @field_validator("dsn")
     @classmethod

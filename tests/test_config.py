@@ -8,9 +8,9 @@ from glyphoxa_mcp.config import DatabaseSettings
 from glyphoxa_mcp.errors import ConfigurationError
 
 
-def test_defaults_use_the_embedded_server_and_384_dimensions() -> None:
+def test_defaults_use_the_embedded_server_and_the_databases_own_dimension() -> None:
     settings = DatabaseSettings.build()
-    assert settings.dsn is None and settings.embedding_dim == 384
+    assert settings.dsn is None and settings.embedding_dim is None
     assert settings.data_dir.name == "glyphoxa-mcp"
 
 

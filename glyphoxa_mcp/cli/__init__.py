@@ -18,6 +18,7 @@ from glyphoxa_mcp.cli import (
     db_commands,
     demo_command,
     entity_commands,
+    eval_command,
     import_command,
     knowledge_commands,
     schemas_command,
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_command.register(commands)
     session_commands.register(commands)
     correct_command.register(commands)
+    eval_command.register(commands)
     return parser
 
 

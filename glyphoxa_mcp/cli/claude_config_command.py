@@ -48,7 +48,9 @@ def desktop_entry(args: argparse.Namespace) -> dict[str, object]:
     ]
     if args.npc:
         serve += ["--npc", args.npc]
-    env = {"GLYPHOXA_EMBEDDING_DIM": str(settings.embedding_dim)}
+    env = {}
+    if settings.embedding_dim is not None:
+        env["GLYPHOXA_EMBEDDING_DIM"] = str(settings.embedding_dim)
     if settings.dsn:
         env["GLYPHOXA_DSN"] = settings.dsn
     else:

@@ -8,6 +8,13 @@ from typing import Any
 
 from glyphoxa_mcp.config import DEFAULT_EMBEDDING_DIM, DatabaseSettings, default_data_dir
 
+EMBEDDING_DIM_HELP = (
+    "embedding dimension of a new database: "
+    f"{DEFAULT_EMBEDDING_DIM} for the offline WordLlama model (the default), 384 for the "
+    "offline all-MiniLM-L6-v2, or the size of an OpenAI-compatible model; unset, an existing "
+    "database keeps its own"
+)
+
 
 def env_option(
     parser: argparse.ArgumentParser, flag: str, *, env: str, help: str, **kwargs: Any
@@ -38,12 +45,7 @@ def add_database_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
     )
     env_option(
-        group,
-        "--embedding-dim",
-        env="GLYPHOXA_EMBEDDING_DIM",
-        help="embedding dimension, fixed when the database is created",
-        default=DEFAULT_EMBEDDING_DIM,
-        metavar="N",
+        group, "--embedding-dim", env="GLYPHOXA_EMBEDDING_DIM", help=EMBEDDING_DIM_HELP, metavar="N"
     )
 
 

@@ -69,7 +69,7 @@ async def ensure_database_exists(admin_dsn: str, name: str) -> None:
             await conn.close()
 
 
-async def migrate_dsn(dsn: str, embedding_dim: int) -> MigrationReport:
+async def migrate_dsn(dsn: str, embedding_dim: int | None) -> MigrationReport:
     with driver_errors("connect to the database"):
         conn = await asyncpg.connect(dsn)
     try:
@@ -127,17 +127,18 @@ class Database:
     async def open_dsn(
         cls,
         location: DatabaseLocation,
-        embedding_dim: int,
+        embedding_dim: int | None,
         *,
         min_size: int = 1,
         max_size: int = 10,
     ) -> Database:
-        await migrate_dsn(location.dsn, embedding_dim)
+        """`embedding_dim` None: the database's own (see `migrate`)."""
+        report = await migrate_dsn(location.dsn, embedding_dim)
         with driver_errors("connect to the database"):
             pool = await asyncpg.create_pool(
                 location.dsn, min_size=min_size, max_size=max_size, init=init_connection
             )
-        return cls(pool, location, embedding_dim)
+        return cls(pool, location, report.embedding_dim)
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Database]:

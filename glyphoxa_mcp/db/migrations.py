@@ -11,6 +11,7 @@ from pathlib import Path
 
 import asyncpg
 
+from glyphoxa_mcp.config import DEFAULT_EMBEDDING_DIM
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.errors import EmbeddingDimensionMismatchError, MigrationError
 
@@ -90,11 +91,14 @@ def load_migrations(directory: Traversable | None = None) -> list[Migration]:
 
 
 async def migrate(
-    conn: asyncpg.Connection, embedding_dim: int, migrations: list[Migration] | None = None
+    conn: asyncpg.Connection,
+    embedding_dim: int | None,
+    migrations: list[Migration] | None = None,
 ) -> MigrationReport:
     """Apply pending migrations; a no-op when the schema is current.
 
-    Refuses to touch a database whose embedding dimension differs from `embedding_dim`.
+    `embedding_dim` None takes the database's own dimension (DEFAULT_EMBEDDING_DIM for a new
+    one); a given one that differs from the database's is refused.
     """
     migrations = load_migrations() if migrations is None else migrations
     with driver_errors("migrate the database"):
@@ -107,13 +111,13 @@ async def migrate(
 
 
 async def _migrate_locked(
-    conn: asyncpg.Connection, embedding_dim: int, migrations: list[Migration]
+    conn: asyncpg.Connection, configured_dim: int | None, migrations: list[Migration]
 ) -> MigrationReport:
     await conn.execute(CREATE_MIGRATIONS_TABLE)
     applied = {row["version"]: row for row in await conn.fetch(SELECT_APPLIED)}
     known = {migration.version: migration for migration in migrations}
     _check_history(applied, known)
-    await _check_dimension(conn, embedding_dim)
+    embedding_dim = await _dimension(conn, configured_dim)
 
     pending = [m for m in migrations if m.version not in applied]
     for migration in pending:
@@ -147,15 +151,19 @@ def _check_history(applied: dict[int, asyncpg.Record], known: dict[int, Migratio
             )
 
 
-async def _check_dimension(conn: asyncpg.Connection, embedding_dim: int) -> None:
+async def _dimension(conn: asyncpg.Connection, configured: int | None) -> int:
+    """The dimension the database has or will be created with."""
     stored = await conn.fetchval(SELECT_STORED_DIMENSION)
-    if stored is not None and stored != embedding_dim:
+    if configured is None:
+        return DEFAULT_EMBEDDING_DIM if stored is None else stored
+    if stored is not None and stored != configured:
         raise EmbeddingDimensionMismatchError(
             f"This database stores {stored}-dimensional embeddings, but the configured dimension "
-            f"is {embedding_dim} (--embedding-dim / GLYPHOXA_EMBEDDING_DIM). Set "
-            f"GLYPHOXA_EMBEDDING_DIM={stored} with a matching embedding model to keep using it, "
+            f"is {configured} (--embedding-dim / GLYPHOXA_EMBEDDING_DIM). Leave it unset, or set "
+            f"GLYPHOXA_EMBEDDING_DIM={stored}, with a matching embedding model to keep using it, "
             "or point --data-dir / --dsn at a new database and ingest the sessions again."
         )
+    return configured
 
 
 async def _check_server(conn: asyncpg.Connection) -> None:

@@ -47,16 +47,7 @@ class Embedder(Protocol):
 def make_embedder(settings: EmbeddingSettings, dimension: int) -> Embedder:
     """The configured embedder for a database whose vectors have `dimension` entries."""
     if settings.resolved_provider == "local":
-        from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-
-        if dimension != LocalMiniLMEmbedder.dimension:
-            raise ConfigurationError(
-                f"The offline model makes {LocalMiniLMEmbedder.dimension}-dimensional vectors but "
-                f"the database stores {dimension}. Configure the embedder the database was "
-                "created with (GLYPHOXA_EMBEDDER, GLYPHOXA_EMBEDDING_MODEL), or use a new "
-                "--data-dir / --dsn."
-            )
-        return LocalMiniLMEmbedder()
+        return offline_embedder(dimension)
     from glyphoxa_mcp.providers.openai_embeddings import OpenAIEmbedder
 
     return OpenAIEmbedder(
@@ -64,4 +55,22 @@ def make_embedder(settings: EmbeddingSettings, dimension: int) -> Embedder:
         dimension=dimension,
         api_key=settings.api_key,
         base_url=settings.base_url,
+    )
+
+
+def offline_embedder(dimension: int) -> Embedder:
+    """The offline model whose vectors the database holds: WordLlama (256 dimensions, the
+    default for new databases) or all-MiniLM-L6-v2 (384, the default before it)."""
+    from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+    from glyphoxa_mcp.providers.wordllama_embedder import WordLlamaEmbedder
+
+    for model in (WordLlamaEmbedder, LocalMiniLMEmbedder):
+        if model.dimension == dimension:
+            return model()
+    raise ConfigurationError(
+        f"The database stores {dimension}-dimensional vectors, but the offline models make "
+        f"{WordLlamaEmbedder.dimension}-dimensional (WordLlama) or "
+        f"{LocalMiniLMEmbedder.dimension}-dimensional (all-MiniLM-L6-v2) ones. Configure the "
+        "embedder the database was created with (GLYPHOXA_EMBEDDER, GLYPHOXA_EMBEDDING_MODEL), "
+        "or use a new --data-dir / --dsn."
     )

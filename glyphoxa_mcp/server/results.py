@@ -95,7 +95,10 @@ class SessionHit(BaseModel):
     ended_at: datetime | None
     score: float = Field(description="Fused relevance; higher is better.")
     entry_ids: list[int] = Field(description="The transcript entries (L1) this text covers.")
-    matched_by: list[str] = Field(description="Which rankings found it: meaning, words, graph.")
+    matched_by: list[str] = Field(
+        description="Which rankings found it: meaning, words, date (said on a date the query "
+        "names), graph."
+    )
     redacted_sentences: int = 0
 
 

@@ -166,7 +166,7 @@ class Entry(Frozen):
 
 class EntryMatch(Frozen):
     entry: Entry
-    rank: float
+    rank: float = Field(description="BM25 relevance to the query's words; higher is better.")
 
 
 class SearchFilters(Frozen):
@@ -251,6 +251,11 @@ class Chunk(Frozen):
 class ChunkMatch(Frozen):
     chunk: Chunk
     distance: float = Field(description="Cosine distance: 0 is identical, 2 is opposite.")
+
+
+class ChunkTextMatch(Frozen):
+    chunk: Chunk
+    rank: float = Field(description="BM25 relevance to the query's words; higher is better.")
 
 
 # --- L3: knowledge graph ----------------------------------------------------------------------

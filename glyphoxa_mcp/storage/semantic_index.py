@@ -14,12 +14,13 @@ from glyphoxa_mcp.storage.models import (
     NO_FILTERS,
     Chunk,
     ChunkMatch,
+    ChunkTextMatch,
     NewChunk,
     SearchFilters,
     checked_embedding,
     checked_query,
 )
-from glyphoxa_mcp.storage.sql_parts import Params, chunk_conditions, or_tsquery, where
+from glyphoxa_mcp.storage.sql_parts import Params, bm25_search, chunk_conditions, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 
 CHUNK_COLUMNS = (
@@ -141,23 +142,18 @@ class SemanticIndex:
 
     async def search_text(
         self, query: str, filters: SearchFilters = NO_FILTERS, k: int = 10
-    ) -> list[ChunkMatch]:
-        """Chunks sharing words with the query, most relevant first; `distance` is 1 - rank
-        normalised into [0, 1), so smaller is better here too."""
+    ) -> list[ChunkTextMatch]:
+        """Chunks sharing words with the query, most relevant first (BM25 `rank`)."""
         params = Params(self.campaign_id)
-        tsquery = or_tsquery(params.add(checked_query(query)))
-        conditions = [
-            "c.campaign_id = $1",
-            "c.tsv @@ q.query",
-            *chunk_conditions(filters, params, "c"),
-        ]
-        sql = f"""
-            SELECT {CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q.query, 32) AS rank
-            FROM chunks c, (SELECT {tsquery} AS query) q
-            WHERE {where(conditions)}
-            ORDER BY rank DESC, c.id
-            LIMIT {params.add(k)}
-        """
+        text = params.add(checked_query(query))
+        sql = bm25_search(
+            table="chunks",
+            alias="c",
+            columns=CHUNK_COLUMNS,
+            conditions=["c.campaign_id = $1", *chunk_conditions(filters, params, "c")],
+            query=text,
+            limit=params.add(k),
+        )
         with driver_errors("search the semantic index by words"):
             rows = await self._pool.fetch(sql, *params.values)
-        return [ChunkMatch(chunk=chunk_from_row(row), distance=1 - row["rank"]) for row in rows]
+        return [ChunkTextMatch(chunk=chunk_from_row(row), rank=row["rank"]) for row in rows]

@@ -21,7 +21,7 @@ from glyphoxa_mcp.storage.models import (
     TextCorrection,
     checked_query,
 )
-from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions, or_tsquery, where
+from glyphoxa_mcp.storage.sql_parts import Params, bm25_search, entry_conditions
 
 ENTRY_COLUMNS = (
     "e.id, e.session_id, e.speaker_id, e.speaker_name, e.text, e.raw_text, e.npc_id, "
@@ -212,22 +212,17 @@ class SessionLog:
     async def search(
         self, query: str, filters: SearchFilters = NO_FILTERS, limit: int = 10
     ) -> list[EntryMatch]:
-        """Entries matching any of the query's words, most relevant first; `rank` is in
-        [0, 1), comparable with `SemanticIndex.search_text`."""
+        """Entries sharing words with the query, most relevant first (BM25 `rank`)."""
         params = Params(self.campaign_id)
-        tsquery = or_tsquery(params.add(checked_query(query)))
-        conditions = [
-            "e.campaign_id = $1",
-            "e.tsv @@ q.query",
-            *entry_conditions(filters, params, "e"),
-        ]
-        sql = f"""
-            SELECT {ENTRY_COLUMNS}, ts_rank_cd(e.tsv, q.query, 32) AS rank
-            FROM session_entries e, (SELECT {tsquery} AS query) q
-            WHERE {where(conditions)}
-            ORDER BY rank DESC, e.spoken_at DESC, e.id
-            LIMIT {params.add(limit)}
-        """
+        text = params.add(checked_query(query))
+        sql = bm25_search(
+            table="session_entries",
+            alias="e",
+            columns=ENTRY_COLUMNS,
+            conditions=["e.campaign_id = $1", *entry_conditions(filters, params, "e")],
+            query=text,
+            limit=params.add(limit),
+        )
         with driver_errors("search the session log"):
             rows = await self._pool.fetch(sql, *params.values)
         return [EntryMatch(entry=_entry(row), rank=row["rank"]) for row in rows]

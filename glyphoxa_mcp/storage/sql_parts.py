@@ -26,6 +26,58 @@ def or_tsquery(placeholder: str) -> str:
     return f"replace(plainto_tsquery('english', {placeholder})::text, ' & ', ' | ')::tsquery"
 
 
+# BM25's usual constants: term frequency saturates at about k1, and b of the length normalisation.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def bm25_search(
+    *, table: str, alias: str, columns: str, conditions: list[str], query: str, limit: str
+) -> str:
+    """Rows of `table` sharing words with the query (placeholder `query`), ranked by BM25 as
+    `rank`, best first: a rare word counts for more than a common one, which `ts_rank` alone
+    does not know.
+
+    Term statistics are read at query time from the rows that `conditions` select (document
+    frequencies from the rows matching any query word, which are exactly the rows holding it),
+    so they are always current without a maintained table. The average length is that of the
+    matching rows; lengths count distinct lexemes.
+    """
+    scope = where(conditions)
+    return f"""
+        WITH query AS (
+            SELECT {or_tsquery(query)} AS tsq,
+                   tsvector_to_array(to_tsvector('english', {query})) AS lexemes
+        ),
+        matching AS MATERIALIZED (
+            SELECT {alias}.id, {alias}.tsv, length({alias}.tsv)::float8 AS len
+            FROM {table} {alias}, query WHERE {scope} AND {alias}.tsv @@ query.tsq
+        ),
+        occurrences AS (
+            SELECT m.id, m.len, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS tf
+            FROM matching m, unnest(m.tsv) AS t, query
+            WHERE t.lexeme = ANY(query.lexemes)
+        ),
+        frequency AS (SELECT lexeme, count(*)::float8 AS df FROM occurrences GROUP BY lexeme),
+        collection AS (
+            SELECT (SELECT count(*) FROM {table} {alias} WHERE {scope})::float8 AS documents,
+                   (SELECT avg(len) FROM matching) AS avg_len
+        ),
+        scored AS (
+            SELECT o.id, sum(
+                ln(1 + (c.documents - f.df + 0.5) / (f.df + 0.5))
+                * o.tf * ({BM25_K1} + 1)
+                / (o.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * o.len / c.avg_len))
+            ) AS rank
+            FROM occurrences o JOIN frequency f USING (lexeme) CROSS JOIN collection c
+            GROUP BY o.id
+        )
+        SELECT {columns}, s.rank FROM scored s JOIN {table} {alias} ON {alias}.id = s.id
+        ORDER BY s.rank DESC, {alias}.id
+        LIMIT {limit}
+    """
+
+
 def entry_conditions(filters: SearchFilters, params: Params, alias: str) -> list[str]:
     """WHERE conditions of `filters` for L1 session entries."""
     conditions = []

@@ -28,7 +28,7 @@ def test_status_on_a_fresh_data_dir_creates_the_database(tmp_path: Path) -> None
     result = run_cli("status", "--json", env={"GLYPHOXA_DATA_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     status = json.loads(result.stdout)
-    assert status["schema_version"] >= 1 and status["embedding_dim"] == 384
+    assert status["schema_version"] >= 1 and status["embedding_dim"] == 256
     assert status["location"] == f"embedded PostgreSQL in {tmp_path / 'postgres'}"
     assert status["campaigns"] == []
     table = run_cli("status", "--data-dir", str(tmp_path))
@@ -52,7 +52,7 @@ def test_migrate_then_status_against_an_external_dsn(test_server: PostgresForTes
         assert "schema is up to date" in second.stdout
         mismatch = run_cli("status", "--dsn", dsn, "--embedding-dim", "768")
         assert mismatch.returncode == 1
-        assert "stores 384-dimensional embeddings" in mismatch.stderr
+        assert "stores 256-dimensional embeddings" in mismatch.stderr
         assert "Traceback" not in mismatch.stderr
     finally:
         asyncio.run(_drop_database(test_server.admin_dsn, name))

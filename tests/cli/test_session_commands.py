@@ -40,8 +40,8 @@ def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
         "session": "s2",
         "entries": 8,
         "corrected": 0,
-        "passages": 2,
-        "embedded": 2,
+        "passages": 6,
+        "embedded": 6,
         "removed": 0,
     }
     rerun = json.loads(cli("process", "s2", "--json"))
@@ -52,7 +52,7 @@ def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
         ("s2", "2026-03-14T19:00:00Z"),
     ]
     status = json.loads(run_cli("status", "--json", "--data-dir", str(tmp_path)).stdout)
-    assert status["campaigns"][0]["chunks"] == 2 and status["campaigns"][0]["entries"] == 10
+    assert status["campaigns"][0]["chunks"] == 6 and status["campaigns"][0]["entries"] == 10
 
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"speaker_id": "a", "speaker_name": "A", "text": "x"}\n')

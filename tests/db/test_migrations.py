@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 
 import asyncpg
@@ -14,6 +15,7 @@ from glyphoxa_mcp.db.migrations import (
     schema_version,
 )
 from glyphoxa_mcp.errors import EmbeddingDimensionMismatchError, MigrationError
+from tests.conftest import PostgresForTests, _create_database, _drop_database
 
 EXPECTED_TABLES = {
     "campaigns",
@@ -86,6 +88,25 @@ async def test_a_different_embedding_dimension_is_refused_with_the_fix(
         assert "GLYPHOXA_EMBEDDING_DIM=384" in message
     finally:
         await conn.close()
+
+
+async def test_an_unset_dimension_keeps_the_databases_own_and_starts_new_ones_at_256(
+    test_server: PostgresForTests, empty_database: str
+) -> None:
+    conn = await asyncpg.connect(empty_database)
+    try:
+        assert (await migrate(conn, None)).embedding_dim == 256
+    finally:
+        await conn.close()
+    # A database created at 384 dimensions before 256 became the default stays at 384.
+    name = f"glyphoxa_dim_{uuid.uuid4().hex[:8]}"
+    await _create_database(test_server.admin_dsn, name, template=test_server.template_384)
+    conn = await asyncpg.connect(test_server.dsn(name))
+    try:
+        assert (await migrate(conn, None)).embedding_dim == 384
+    finally:
+        await conn.close()
+        await _drop_database(test_server.admin_dsn, name)
 
 
 async def test_an_edited_migration_is_refused(empty_database: str) -> None:

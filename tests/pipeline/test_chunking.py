@@ -34,6 +34,11 @@ def test_passages_are_size_capped_and_overlap_by_a_line() -> None:
     assert ids(cut) == [[0, 1, 2], [2, 3, 4], [4, 5, 6], [6, 7]]
 
 
+def test_by_default_each_line_is_a_passage_with_the_two_before_it() -> None:
+    cut = passages(entries(*range(0, 50, 10)))
+    assert ids(cut) == [[0, 1, 2], [1, 2, 3], [2, 3, 4]]
+
+
 def test_a_long_pause_is_a_scene_break_with_no_overlap() -> None:
     cut = passages(entries(0, 10, 20, 1000, 1010), ChunkingPolicy(max_lines=6))
     assert ids(cut) == [[0, 1, 2], [3, 4]]

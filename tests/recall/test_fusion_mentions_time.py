@@ -24,6 +24,14 @@ def test_weights_tilt_the_fusion() -> None:
     assert [key for key, _, _ in fused] == ["b", "a"]
 
 
+def test_a_smaller_k_gives_the_top_ranks_more_say() -> None:
+    rankings = {"vector": ["a", "b"], "text": ["c", "d", "e", "f", "g", "b"]}
+    assert reciprocal_rank_fusion(rankings)[0][0] == "b"
+    sharp = reciprocal_rank_fusion(rankings, k=1)
+    assert [key for key, _, _ in sharp][:2] == ["a", "c"]
+    assert sharp[0][1] == pytest.approx(1 / 2)
+
+
 def npc(entity_id: str, name: str, *aliases: str) -> Entity:
     return Entity(
         id=entity_id, type="npc", name=name, aliases=aliases, attributes={}, visibility=Visibility()

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
+from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntry, NewSession
 from tests.server.conftest import Connect, call, call_error
 from tests.server.semantic_fixtures import load_sessions
 from tests.storage.graph_fixtures import build_village
@@ -46,6 +50,43 @@ async def test_an_entry_inside_a_returned_passage_is_not_repeated(
     assert len(covered) == len(set(covered))
 
 
+async def test_overlapping_passages_give_only_lines_not_given_before(
+    connect_semantic: Connect,
+    semantic_memory: CampaignMemory,
+    offline_embedder: LocalMiniLMEmbedder,
+) -> None:
+    start = datetime(2026, 3, 15, 19, 0, tzinfo=UTC)
+    lines = [
+        "The lighthouse keeper lost his lamp.",
+        "Which lamp, the brass lamp?",
+        "The brass lamp from the lighthouse, yes.",
+        "We found a lamp in the lighthouse cellar.",
+    ]
+    await semantic_memory.sessions.upsert(NewSession(id="s3", title="Lamps"))
+    await semantic_memory.log.append_many(
+        "s3",
+        [
+            NewEntry(
+                speaker_id="mira",
+                speaker_name="Mira",
+                text=text,
+                spoken_at=start + timedelta(seconds=10 * i),
+            )
+            for i, text in enumerate(lines)
+        ],
+    )
+    assert (await process_session(semantic_memory, offline_embedder, "s3")).passages == 2
+    async with connect_semantic() as client:
+        result = await call(client, TOOL, query="lighthouse brass lamp", session_id="s3")
+    hits = result["results"]
+    given = [i for hit in hits for i in hit["entry_ids"]]
+    assert sorted(given) == sorted(set(given)) and len(given) == len(lines)
+    assert [len(hit["text"].splitlines()) for hit in hits] == [len(h["entry_ids"]) for h in hits]
+    assert sorted(line for hit in hits for line in hit["text"].splitlines()) == sorted(
+        f"Mira: {text}" for text in lines
+    )
+
+
 async def test_filters_by_session_speaker_and_time(connect_semantic: Connect) -> None:
     async with connect_semantic() as client:
         s2 = await call(client, TOOL, query="caravan bridge river", session_id="s2")
@@ -56,6 +97,18 @@ async def test_filters_by_session_speaker_and_time(connect_semantic: Connect) ->
     assert all("Grimjaw" in h["text"] for h in grimjaw["results"]) and grimjaw["results"]
     assert {h["session_id"] for h in later["results"]} == {"s2"}
     assert nobody["results"] == [] and "Smaug" in nobody["note"]
+
+
+async def test_a_date_in_the_query_favours_what_was_said_that_day(
+    connect_semantic: Connect,
+) -> None:
+    async with connect_semantic() as client:
+        later = await call(client, TOOL, query="What did Grimjaw say on 8 March 2026?")
+        earlier = await call(client, TOOL, query="What did Grimjaw say on March 1, 2026?")
+    assert later["results"][0]["session_id"] == "s2"
+    assert "date" in later["results"][0]["matched_by"]
+    assert earlier["results"][0]["session_id"] == "s1"
+    assert "date" in earlier["results"][0]["matched_by"]
 
 
 async def test_an_npc_never_hears_what_it_may_not_know(connect_semantic: Connect) -> None:

@@ -111,3 +111,25 @@ async def test_unusable_vectors_are_refused(
     if problem == "3 dimensions":
         with pytest.raises(InvalidInputError, match=problem):
             await memory.index.upsert([chunk("wrong size", vector)])
+
+
+async def test_words_rank_by_bm25_within_the_filters(memory: CampaignMemory) -> None:
+    await memory.sessions.upsert(NewSession(id="s2"))
+    await memory.index.upsert(
+        [
+            *CHUNKS,
+            chunk("Mira: the caravan, the caravan, always the caravan", [0, 0, 0, 1], 40),
+            chunk("Tomas: the caravan master sold us a lantern", [0, 1, 1, 0], 50),
+            chunk("Grimjaw: rope for the caravan", [1, 1, 1, 1], 60, session_id="s2"),
+        ]
+    )
+    found = await memory.index.search_text("caravan rope")
+    # Both words first; then rope, the rarer word, over the caravan said three times.
+    assert [m.chunk.content for m in found][:3] == [
+        "Grimjaw: rope for the caravan",
+        "Tomas: we buy rope",
+        "Mira: the caravan, the caravan, always the caravan",
+    ]
+    assert [m.rank for m in found] == sorted((m.rank for m in found), reverse=True)
+    only_s2 = await memory.index.search_text("caravan rope", SearchFilters(session_id="s2"))
+    assert [m.chunk.session_id for m in only_s2] == ["s2"]

@@ -72,6 +72,31 @@ async def test_search_ranks_by_relevance_not_by_time(memory: CampaignMemory) -> 
     assert [r.rank for r in results] == sorted((r.rank for r in results), reverse=True)
 
 
+async def test_a_rare_word_counts_for_more_than_a_repeated_common_one(
+    memory: CampaignMemory,
+) -> None:
+    await memory.log.append_many(
+        "s1",
+        [
+            line(0, "Mira", "The caravan is late, the caravan is always late."),
+            line(10, "Tomas", "Ask the innkeeper."),
+            line(20, "Mira", "That caravan again."),
+        ],
+    )
+    found = await memory.log.search("caravan innkeeper")
+    assert [m.entry.text for m in found][:2] == [
+        "Ask the innkeeper.",
+        "The caravan is late, the caravan is always late.",
+    ]
+    # The statistics follow the log: once the innkeeper is everywhere, the caravan is news.
+    await memory.log.append_many(
+        "s1", [line(30 + i, "Tomas", f"The innkeeper nods {i} times.") for i in range(6)]
+    )
+    assert (await memory.log.search("caravan innkeeper"))[0].entry.text.startswith(
+        "The caravan is late"
+    )
+
+
 async def test_search_filters_apply_in_sql(memory: CampaignMemory) -> None:
     await memory.sessions.upsert(NewSession(id="s2"))
     await memory.log.append_many("s1", TALK)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
@@ -10,6 +11,7 @@ from pydantic import Field
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.recall.query_dates import named_period
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.server.results import CountLimit, SearchSessionsResult, SessionHit
@@ -22,17 +24,24 @@ from glyphoxa_mcp.server.state import (
 )
 from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.server.tools.session_summary import known_session
-from glyphoxa_mcp.storage.models import Chunk, Entry, SearchFilters
+from glyphoxa_mcp.storage.models import Chunk, ChunkTextMatch, Entry, EntryMatch, SearchFilters
 
 DESCRIPTION = (
     "Search the transcripts of past sessions for what was said: by meaning and by words. "
     "Use it for 'do you remember…', promises, names mentioned in passing, or what someone "
-    "said. Filter by session, speaker, NPC or time. Each result is a passage with speaker "
-    "labels, its session and time."
+    "said. Filter by session, speaker, NPC or time; a date in the query ('on 7 July 2023') "
+    "favours what was said then. Each result is a passage with speaker labels, its session "
+    "and time."
 )
 # How many candidates each ranking contributes to the fusion, per result wanted.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 20
+# In conversation the words of a question find its answer more reliably than the offline
+# embedding does, and the first few of each ranking matter most: measured on LoCoMo
+# (BENCHMARKS.md), meaning at half weight and k = 20 beat equal weights and k = 60 in every
+# conversation.
+FUSION_WEIGHTS = {"meaning": 0.5}
+FUSION_K = 20
 
 Key = tuple[str, int]  # ("chunk" | "entry", id)
 
@@ -118,6 +127,26 @@ async def _filters(
     )
 
 
+M = TypeVar("M", ChunkTextMatch, EntryMatch)
+
+
+def _relative(matches: list[M]) -> list[M]:
+    """The matches with each rank divided by the best one (ranks are positive)."""
+    if not matches:
+        return matches
+    best = max(m.rank for m in matches)
+    return [m.model_copy(update={"rank": m.rank / best}) for m in matches]
+
+
+@dataclass
+class Candidates:
+    """Rankings of what a search found, and the chunks and entries they rank."""
+
+    rankings: dict[str, list[Key]]
+    chunks: dict[int, Chunk]
+    entries: dict[int, Entry]
+
+
 class SessionSearch:
     def __init__(self, state: ServerState, filters: SearchFilters, scope: Scope) -> None:
         self.state = state
@@ -128,29 +157,49 @@ class SessionSearch:
     async def run(self, query: str, wanted: int) -> list[SessionHit]:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
         embedding = await self.state.embed_query(query)
-        by_meaning = await self.memory.index.nearest(embedding, self.filters, k=pool)
-        chunk_words = await self.memory.index.search_text(query, self.filters, k=pool)
-        entry_words = await self.memory.log.search(query, self.filters, limit=pool)
-        chunks = {m.chunk.id: m.chunk for m in (*by_meaning, *chunk_words)}
-        entries = {m.entry.id: m.entry for m in entry_words}
-        # Passages and single utterances that share words with the query, in one ranking by
-        # the same normalised text rank.
-        words = sorted(
-            [(1 - m.distance, ("chunk", m.chunk.id)) for m in chunk_words]
-            + [(m.rank, ("entry", m.entry.id)) for m in entry_words],
-            key=lambda item: -item[0],
-        )
-        rankings: dict[str, list[Key]] = {
-            "meaning": [("chunk", m.chunk.id) for m in by_meaning],
-            "words": [key for _, key in words],
-        }
+        found = await self._meaning_and_words(query, embedding, self.filters, pool)
+        period = named_period(query)
+        if period is not None and self.filters.after is None and self.filters.before is None:
+            # The date the query names: what was said then, ranked the same way.
+            then = self.filters.model_copy(update={"after": period.start, "before": period.end})
+            said_then = await self._meaning_and_words(query, embedding, then, pool)
+            found.chunks.update(said_then.chunks)
+            found.entries.update(said_then.entries)
+            fused_then = reciprocal_rank_fusion(said_then.rankings, FUSION_WEIGHTS, k=FUSION_K)
+            found.rankings["date"] = [key for key, _, _ in fused_then]
         if self.state.policy.graph_expansion:
             graph = await self._through_the_graph(query, embedding, pool)
-            chunks.update({c.id: c for c in graph})
-            rankings["graph"] = [("chunk", c.id) for c in graph]
-        fused = reciprocal_rank_fusion(rankings)
+            found.chunks.update({c.id: c for c in graph})
+            found.rankings["graph"] = [("chunk", c.id) for c in graph]
+        fused = reciprocal_rank_fusion(found.rankings, FUSION_WEIGHTS, k=FUSION_K)
+        # A passage is given as its lines from the log, so overlapping ones can be trimmed.
+        lines = {i for c in found.chunks.values() for i in c.entry_ids} - found.entries.keys()
+        found.entries.update({e.id: e for e in await self.memory.log.get_many(sorted(lines))})
         titles = {s.id: s.title for s in await self.memory.sessions.list()}
-        return self._hits(fused, chunks, entries, titles, self.scope.redactor, wanted)
+        return self._hits(fused, found.chunks, found.entries, titles, self.scope.redactor, wanted)
+
+    async def _meaning_and_words(
+        self, query: str, embedding: list[float], filters: SearchFilters, pool: int
+    ) -> Candidates:
+        by_meaning = await self.memory.index.nearest(embedding, filters, k=pool)
+        chunk_words = await self.memory.index.search_text(query, filters, k=pool)
+        entry_words = await self.memory.log.search(query, filters, limit=pool)
+        # Passages and single utterances that share words with the query, in one ranking:
+        # BM25 scores of the two collections differ in scale, so each is taken relative to
+        # its best.
+        words = sorted(
+            [(m.rank, ("chunk", m.chunk.id)) for m in _relative(chunk_words)]
+            + [(m.rank, ("entry", m.entry.id)) for m in _relative(entry_words)],
+            key=lambda item: -item[0],
+        )
+        return Candidates(
+            rankings={
+                "meaning": [("chunk", m.chunk.id) for m in by_meaning],
+                "words": [key for _, key in words],
+            },
+            chunks={m.chunk.id: m.chunk for m in (*by_meaning, *chunk_words)},
+            entries={m.entry.id: m.entry for m in entry_words},
+        )
 
     async def _through_the_graph(self, query: str, embedding: list[float], k: int) -> list[Chunk]:
         """DEEP: chunks about the entities the query names and their neighbours."""
@@ -180,22 +229,21 @@ class SessionSearch:
         for (kind, item_id), score, found_by in fused:
             if len(hits) == wanted:
                 break
-            if kind == "chunk":
+            if kind == "chunk" and not chunks[item_id].entry_ids:
                 chunk = chunks[item_id]
-                if set(chunk.entry_ids) and set(chunk.entry_ids) <= covered:
-                    continue
-                session_id, text, entry_ids = chunk.session_id, chunk.content, list(chunk.entry_ids)
+                session_id, text, entry_ids = chunk.session_id, chunk.content, []
                 started, ended = chunk.started_at, chunk.ended_at
             else:
-                entry = entries[item_id]
-                if entry.id in covered:
+                # Passages overlap, so a passage may repeat lines an earlier hit returned:
+                # only its new lines are given (the reader has the others already).
+                ids = chunks[item_id].entry_ids if kind == "chunk" else (item_id,)
+                lines = [entries[i] for i in ids if i not in covered and i in entries]
+                if not lines:
                     continue
-                session_id, text, entry_ids = (
-                    entry.session_id,
-                    f"{entry.speaker_name}: {entry.text}",
-                    [entry.id],
-                )
-                started = ended = entry.spoken_at
+                session_id = lines[0].session_id
+                text = "\n".join(f"{e.speaker_name}: {e.text}" for e in lines)
+                entry_ids = [e.id for e in lines]
+                started, ended = lines[0].spoken_at, lines[-1].spoken_at
             text, dropped = redactor.redact_lines(text)
             if not text.strip():
                 continue

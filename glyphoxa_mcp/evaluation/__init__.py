@@ -1,0 +1,1 @@
+"""Measuring recall on public benchmarks: pure parsing and scoring, with the runs beside them."""
