@@ -12,6 +12,7 @@ import anyio
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.cli import (
+    bench_command,
     campaign_commands,
     claude_config_command,
     db_commands,
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     knowledge_commands.register(commands)
     import_command.register(commands)
     session_commands.register(commands)
+    bench_command.register(commands)
     return parser
 
 
