@@ -192,7 +192,7 @@ class HotLayer:
             ):
                 if neighbour.entity.type in (EntityType.NPC, EntityType.PLAYER):
                     present[neighbour.entity.id] = neighbour.entity
-        known = {e.id: e for e in scope.known}
+        known = scope.by_id
         for npc_id in speaking_npcs:
             if npc_id in known:
                 present.setdefault(npc_id, known[npc_id])

@@ -13,7 +13,6 @@ from pydantic import BaseModel
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.prefetch_triggers import temporal_reference
 from glyphoxa_mcp.recall.sentences import seen_from
 from glyphoxa_mcp.server.hot_layer import HotLayer
@@ -59,7 +58,7 @@ async def prefetch_context(
     )
     npc = await HotLayer(state, HotBudgets()).npc_entity(npc_id)
     scope = await scope_of(memory, npc.id)
-    named = [i for i in NamePattern.of_entities(scope.known).owners_in(utterance) if i != npc.id]
+    named = [i for i in scope.mentions.owners_in(utterance) if i != npc.id]
     snapshots = await memory.queries.snapshots(
         named[:MAX_ENTITIES], npc_id=npc.id, max_relationships=RELATIONSHIPS_EACH
     )

@@ -273,6 +273,16 @@ class GraphQueries:
             rows = await self._pool.fetch(sql, self.campaign_id, npc_id)
         return [entity_from_row(row) for row in rows]
 
+    async def visible_entity_ids(self, npc_id: str) -> list[str]:
+        """The ids of every entity the NPC may know."""
+        sql = f"""
+            SELECT e.id FROM entities e
+            WHERE e.campaign_id = $1 AND {entity_visible("e", "$2")} ORDER BY e.id
+        """
+        with driver_errors(f"read what {npc_id!r} may know"):
+            rows = await self._pool.fetch(sql, self.campaign_id, npc_id)
+        return [row["id"] for row in rows]
+
     async def session_entities(self, session_id: str, npc_id: str | None = None) -> list[Entity]:
         """Entities involved in a session: tagged in its chunks, speaking in it, or the subject
         or an end of facts and relationships sourced from it."""

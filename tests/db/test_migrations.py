@@ -25,6 +25,7 @@ EXPECTED_TABLES = {
     "facts",
     "glyphoxa_migrations",
     "pending_entities",
+    "entity_versions",
 }
 
 

@@ -18,7 +18,7 @@ from glyphoxa_mcp.server.results import (
     QueryEntitiesResult,
     RelationshipView,
 )
-from glyphoxa_mcp.server.state import ServerState, state_of, tool_errors
+from glyphoxa_mcp.server.state import Scope, ServerState, state_of, tool_errors
 from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour, RelatedEntity
 from glyphoxa_mcp.storage.vocabulary import EntityType, checked_relationship_type
@@ -97,9 +97,8 @@ class EntityQuery:
             scope=self.state.scope,
         )
         scope = await self.state.view()
-        known = list(scope.known)
         if related_to is not None:
-            anchors = match_names(related_to, known, limit=1)
+            anchors = scope.names.match(related_to, limit=1)
             if not anchors:
                 return result.model_copy(
                     update={"note": f"No known entity matches related_to={related_to!r}."}
@@ -107,20 +106,21 @@ class EntityQuery:
             assert hops is not None
             views = await self._related(anchors[0], name, entity_type, relation, hops.used)
         else:
-            views = self._by_name_or_type(known, name, entity_type)
+            views = self._by_name_or_type(scope, name, entity_type)
         views = views[: count.used]
         entities = await self._with_relationships(views, scope.redactor)
         note = None if entities else "No entity matched; check the spelling or try a type."
         return result.model_copy(update={"entities": entities, "note": note})
 
     def _by_name_or_type(
-        self, known: list[Entity], name: str | None, entity_type: EntityType | None
+        self, scope: Scope, name: str | None, entity_type: EntityType | None
     ) -> list[tuple[Entity, str, Neighbour | None]]:
-        candidates = [e for e in known if entity_type is None or e.type == entity_type]
         if name is None:
-            ordered = sorted(candidates, key=lambda e: (e.name.lower(), e.id))
-            return [(e, "type", None) for e in ordered]
-        return [(m.entity, m.kind, None) for m in match_names(name, candidates, limit=50)]
+            return [(e, "type", None) for e in scope.by_name if e.type == entity_type]
+        matches = scope.names.match(
+            name, limit=50, accept=lambda e: entity_type is None or e.type == entity_type
+        )
+        return [(m.entity, m.kind, None) for m in matches]
 
     async def _related(
         self,

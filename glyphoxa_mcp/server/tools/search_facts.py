@@ -9,8 +9,6 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
-from glyphoxa_mcp.recall.mentions import NamePattern
-from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
 from glyphoxa_mcp.server.results import CountLimit, EntityRef, FactHit, SearchFactsResult
@@ -80,10 +78,9 @@ async def search_facts(
         if session_id is not None and session_id.strip():
             await known_session(state.memory.sessions, session_id.strip())
         scope = await state.view()
-        known = list(scope.known)
         subject = None
         if entity is not None and entity.strip():
-            matches = match_names(entity, known, limit=1)
+            matches = scope.names.match(entity, limit=1)
             if not matches:
                 return result.model_copy(update={"note": f"No known entity matches {entity!r}."})
             subject = matches[0].entity
@@ -116,7 +113,7 @@ class FactSearch:
     ) -> None:
         self.state = state
         self.scope = scope
-        self.known = {e.id: e for e in scope.known}
+        self.known = scope.by_id
         self.filters = filters
         self.lower, self.upper = lower, upper
 
@@ -159,11 +156,7 @@ class FactSearch:
         word with the query, best first."""
         if self._story_bounded():
             return []  # relationships have no story time
-        about = (
-            [subject.id]
-            if subject
-            else NamePattern.of_entities(list(self.known.values())).owners_in(query)
-        )
+        about = [subject.id] if subject else self.scope.mentions.owners_in(query)
         words = {w for w in _WORD.findall(query.lower()) if w not in _STOP}
         scored: dict[int, tuple[int, Relationship]] = {}
         for entity_id in about:

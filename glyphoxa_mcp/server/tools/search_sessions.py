@@ -9,7 +9,6 @@ from pydantic import Field
 
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
-from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.server.results import CountLimit, SearchSessionsResult, SessionHit
@@ -154,7 +153,7 @@ class SessionSearch:
 
     async def _through_the_graph(self, query: str, embedding: list[float], k: int) -> list[Chunk]:
         """DEEP: chunks about the entities the query names and their neighbours."""
-        named = NamePattern.of_entities(self.scope.known).owners_in(query)
+        named = self.scope.mentions.owners_in(query)
         if not named:
             return []
         found = await self.memory.queries.chunks_near_entities(
