@@ -8,7 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from glyphoxa_mcp.bench import words
-from glyphoxa_mcp.bench.graph_data import generate_facts, generate_graph
+from glyphoxa_mcp.bench.graph_data import (
+    generate_entities,
+    generate_facts,
+    generate_relationships,
+)
 from glyphoxa_mcp.bench.rows import (
     ChunkRow,
     EntityRow,
@@ -68,22 +72,26 @@ def _vectors(space: TopicSpace, topics: list[tuple[int, int]], seed: int) -> np.
 
 def generate(spec: DatasetSpec) -> Dataset:
     plan = session_plan(spec.sessions)
-    graph = generate_graph(spec.entities, spec.relationships, plan, spec.seed)
-    transcripts = generate_transcripts(
-        plan, spec.entries, graph.entities, graph.bench_npc, spec.seed
+    entities, bench_npc = generate_entities(spec.entities, spec.seed)
+    transcripts = generate_transcripts(plan, spec.entries, entities, bench_npc, spec.seed)
+    sessions = transcripts.sessions
+    relationships = generate_relationships(
+        entities, spec.relationships, sessions, transcripts.involved, bench_npc, spec.seed
     )
-    facts, fact_topics = generate_facts(spec.facts, graph, transcripts.sessions, spec.seed)
+    facts, fact_topics = generate_facts(
+        spec.facts, entities, sessions, transcripts.involved, bench_npc, spec.seed
+    )
     space = TopicSpace(len(words.TOPIC_NAMES), words.SUBTOPICS_PER_TOPIC, spec.seed)
     return Dataset(
         spec=spec,
-        sessions=transcripts.sessions,
-        entities=graph.entities,
-        relationships=graph.relationships,
+        sessions=sessions,
+        entities=tuple(entities),
+        relationships=tuple(relationships),
         entries=transcripts.entries,
         chunks=transcripts.chunks,
         chunk_vectors=_vectors(space, list(transcripts.chunk_topics), spec.seed * 2 + 1),
         facts=tuple(facts),
         fact_vectors=_vectors(space, fact_topics, spec.seed * 2 + 2),
         space=space,
-        bench_npc=graph.bench_npc,
+        bench_npc=bench_npc,
     )

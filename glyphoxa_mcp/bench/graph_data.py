@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from glyphoxa_mcp.bench import words
 from glyphoxa_mcp.bench.rows import EntityRow, FactRow, RelationshipRow, SessionRow, Weighted
@@ -38,6 +37,13 @@ FILL_TYPES = (
     ("LOCATED_AT", 0.2),
 )
 NO_SUBJECT_SHARE = 0.1
+# Facts about someone not involved in the session they were learnt in.
+ELSEWHERE_SHARE = 0.05
+# Relationships learnt in play (the rest the DM set down before play), and how many of
+# those are inferred rather than stated.
+PLAYED_SHARE = 0.5
+INFERRED_SHARE = 0.2
+PREPARED_AT = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def root_name(rng: random.Random) -> str:
@@ -86,16 +92,6 @@ def _attributes(kind: EntityType, rng: random.Random) -> dict[str, object]:
     return {"description": f"tied to the {rng.choice(words.TOPIC_NAMES)}"}
 
 
-@dataclass(frozen=True)
-class Graph:
-    entities: tuple[EntityRow, ...]
-    relationships: tuple[RelationshipRow, ...]
-    bench_npc: str
-
-    def of_type(self, kind: EntityType) -> list[EntityRow]:
-        return [e for e in self.entities if e.type is kind]
-
-
 class _Visibility:
     """Draws who may know a row; the NPC pool is fixed once the entities exist."""
 
@@ -117,8 +113,9 @@ class _Visibility:
         return secret, tuple(sorted(knowers))
 
 
-def generate_entities(count: int, rng: random.Random) -> tuple[list[EntityRow], str]:
+def generate_entities(count: int, seed: int) -> tuple[list[EntityRow], str]:
     """`count` entities (the party of four players first) and the id of the benchmarked NPC."""
+    rng = random.Random(f"entities:{seed}")
     rows: list[EntityRow] = []
     taken_names: set[str] = set()
     taken_ids: set[str] = set()
@@ -171,63 +168,95 @@ def _aliases(kind: EntityType, name: str, rng: random.Random) -> tuple[str, ...]
     return ()
 
 
-def generate_graph(
-    entity_count: int, relationship_count: int, sessions: Sequence[SessionRow], seed: int
-) -> Graph:
-    rng = random.Random(f"graph:{seed}")
-    entities, bench_npc = generate_entities(entity_count, rng)
-    relationships = list(_relationships(entities, relationship_count, sessions, bench_npc, rng))
-    return Graph(tuple(entities), tuple(relationships), bench_npc)
-
-
-def provenance(rng: random.Random, session: SessionRow) -> dict[str, object]:
-    if rng.random() < 0.85:
-        confidence, source = 1.0, rng.choice(("dm", "stated", "import"))
-    else:
-        confidence, source = round(rng.uniform(0.35, 0.85), 2), "inferred"
+def provenance(rng: random.Random, session: SessionRow | None) -> dict[str, object]:
+    """Learnt in play (stated, or inferred and less sure) in `session`, or set down by the
+    DM while preparing (no session)."""
+    if session is None:
+        return {
+            "session_id": None,
+            "timestamp": PREPARED_AT.isoformat(),
+            "confidence": 1.0,
+            "source": rng.choice(("dm", "import")),
+            "dm_confirmed": True,
+        }
+    inferred = rng.random() < INFERRED_SHARE
     return {
         "session_id": session.id,
         "timestamp": session.started_at.isoformat(),
-        "confidence": confidence,
-        "source": source,
-        "dm_confirmed": source == "dm" or rng.random() < 0.2,
+        "confidence": round(rng.uniform(0.35, 0.85), 2) if inferred else 1.0,
+        "source": "inferred" if inferred else "stated",
+        "dm_confirmed": rng.random() < 0.2,
     }
 
 
-def _relationships(
+def generate_relationships(
     entities: Sequence[EntityRow],
-    wanted: int,
+    count: int,
     sessions: Sequence[SessionRow],
+    involved: dict[str, tuple[str, ...]],
     bench_npc: str,
-    rng: random.Random,
-) -> Iterator[RelationshipRow]:
-    by_type = {kind: [e.id for e in entities if e.type is kind] for kind in EntityType}
-    npcs = by_type[EntityType.NPC]
-    pick = {kind: Weighted(ids) for kind, ids in by_type.items() if ids}
-    visibility = _Visibility(rng, [n for n in npcs if n != bench_npc], bench_npc)
-    sessions_by_weight = Weighted(list(reversed(sessions)), exponent=0.3)
-    seen: set[tuple[str, str, str]] = set()
-    made = 0
+    seed: int,
+) -> list[RelationshipRow]:
+    """`count` relationship rows (a bidirectional type counts twice: it is stored both ways):
+    the structure the DM prepared (everyone somewhere, quests given, items owned...), then
+    links learnt in play between those involved in one session, or set down by the DM."""
+    return list(_Linker(entities, sessions, involved, bench_npc, seed).links(count))
 
-    def link(source: str, target: str, rel_type: str) -> Iterator[RelationshipRow]:
-        nonlocal made
+
+class _Linker:
+    def __init__(
+        self,
+        entities: Sequence[EntityRow],
+        sessions: Sequence[SessionRow],
+        involved: dict[str, tuple[str, ...]],
+        bench_npc: str,
+        seed: int,
+    ) -> None:
+        self.rng = random.Random(f"relationships:{seed}")
+        self.bench_npc = bench_npc
+        self.by_type = {kind: [e.id for e in entities if e.type is kind] for kind in EntityType}
+        self.pick = {kind: Weighted(ids) for kind, ids in self.by_type.items() if ids}
+        npcs = self.by_type[EntityType.NPC]
+        self.visibility = _Visibility(self.rng, [n for n in npcs if n != bench_npc], bench_npc)
+        self.sessions = {s.id: s for s in sessions}
+        kinds = {e.id: e.type for e in entities}
+        # Per session, who and what was involved, by type.
+        self.there: dict[str, dict[EntityType, list[str]]] = {}
+        for session_id, ids in involved.items():
+            for entity_id in ids:
+                typed = self.there.setdefault(session_id, {})
+                typed.setdefault(kinds[entity_id], []).append(entity_id)
+        self.seen: set[tuple[str, str, str]] = set()
+        self.made = 0
+
+    def draw(self, kind: EntityType, session: str | None) -> str:
+        local = self.there.get(session, {}).get(kind) if session else None
+        return self.rng.choice(local) if local else self.pick[kind].draw(self.rng)
+
+    def link(
+        self, source: str, target: str, rel_type: str, session: str | None, wanted: int
+    ) -> Iterator[RelationshipRow]:
         pair = [(source, target)]
         if is_bidirectional(rel_type):
             pair.append((target, source))
-        if source == target or made + len(pair) > wanted:
+        if source == target or self.made + len(pair) > wanted:
             return
-        if any((s, t, rel_type) in seen for s, t in pair):
+        if any((s, t, rel_type) in self.seen for s, t in pair):
             return
-        secret, known_by = visibility.draw(0.04, 0.04)
-        origin = provenance(rng, sessions_by_weight.draw(rng))
+        secret, known_by = self.visibility.draw(0.04, 0.04)
+        there = {i for ids in self.there.get(session, {}).values() for i in ids} if session else ()
+        played = session is not None and source in there and target in there
+        learnt = provenance(self.rng, self.sessions[session] if played and session else None)
         for s, t in pair:
-            seen.add((s, t, rel_type))
-            made += 1
-            yield RelationshipRow(s, t, rel_type, origin, secret, known_by)
+            self.seen.add((s, t, rel_type))
+            self.made += 1
+            yield RelationshipRow(s, t, rel_type, learnt, secret, known_by)
 
-    def structural() -> Iterator[tuple[str, str, str]]:
+    def prepared(self) -> Iterator[tuple[str, str, str]]:
+        rng, pick, by_type = self.rng, self.pick, self.by_type
+        npcs = by_type[EntityType.NPC]
         # Everyone is somewhere (the hot context's scene needs it), the benchmarked NPC first.
-        for npc in [bench_npc, *(n for n in npcs if n != bench_npc)]:
+        for npc in [self.bench_npc, *(n for n in npcs if n != self.bench_npc)]:
             yield npc, pick[EntityType.LOCATION].draw(rng), "LOCATED_AT"
         for quest in by_type[EntityType.QUEST]:
             yield pick[EntityType.NPC].draw(rng), quest, "QUEST_GIVER"
@@ -240,47 +269,69 @@ def _relationships(
             for _ in range(rng.randint(2, 5)):
                 yield people.draw(rng), event, "PARTICIPATED_IN"
 
-    for source, target, rel_type in structural():
-        yield from link(source, target, rel_type)
-    fill_types = [t for t, _ in FILL_TYPES]
-    fill_weights = [w for _, w in FILL_TYPES]
-    attempts = 0
-    while made < wanted:
-        attempts += 1
-        if attempts > 50 * wanted + 1000:
-            raise RuntimeError(f"could not find {wanted} distinct relationships")
-        rel_type = rng.choices(fill_types, fill_weights)[0]
-        if wanted - made == 1 and is_bidirectional(rel_type):
-            rel_type = "KNOWS"
-        source = pick[EntityType.NPC].draw(rng)
-        if rel_type == "LOCATED_AT":
-            target = pick[EntityType.LOCATION].draw(rng)
-            source = pick[EntityType.ITEM].draw(rng) if rng.random() < 0.5 else source
-        elif rel_type in ("ALLIED_WITH", "HOSTILE_TO") and rng.random() < 0.3:
-            source = pick[EntityType.FACTION].draw(rng)
-            target = pick[EntityType.FACTION].draw(rng)
-        else:
-            target = pick[EntityType.NPC].draw(rng)
-        yield from link(source, target, rel_type)
+    def links(self, wanted: int) -> Iterator[RelationshipRow]:
+        rng = self.rng
+        for source, target, rel_type in self.prepared():
+            yield from self.link(source, target, rel_type, None, wanted)
+        fill_types = [t for t, _ in FILL_TYPES]
+        fill_weights = [w for _, w in FILL_TYPES]
+        session_ids = sorted(self.there)
+        attempts = 0
+        while self.made < wanted:
+            attempts += 1
+            if attempts > 50 * wanted + 1000:
+                raise RuntimeError(f"could not find {wanted} distinct relationships")
+            session = (
+                rng.choice(session_ids) if session_ids and rng.random() < PLAYED_SHARE else None
+            )
+            rel_type = rng.choices(fill_types, fill_weights)[0]
+            if wanted - self.made == 1 and is_bidirectional(rel_type):
+                rel_type = "KNOWS"
+            source = self.draw(EntityType.NPC, session)
+            if rel_type == "LOCATED_AT":
+                target = self.draw(EntityType.LOCATION, session)
+                if rng.random() < 0.5:
+                    source = self.draw(EntityType.ITEM, session)
+            elif rel_type in ("ALLIED_WITH", "HOSTILE_TO") and rng.random() < 0.3:
+                source = self.draw(EntityType.FACTION, session)
+                target = self.draw(EntityType.FACTION, session)
+            else:
+                target = self.draw(EntityType.NPC, session)
+            yield from self.link(source, target, rel_type, session, wanted)
 
 
 def generate_facts(
     count: int,
-    graph: Graph,
+    entities: Sequence[EntityRow],
     sessions: Sequence[SessionRow],
+    involved: dict[str, tuple[str, ...]],
+    bench_npc: str,
     seed: int,
 ) -> tuple[list[FactRow], list[tuple[int, int]]]:
-    """Facts, and each one's (topic, sub-topic) for its embedding."""
+    """Facts learnt in the sessions, mostly about who and what was involved there; and each
+    one's (topic, sub-topic) for its embedding."""
     rng = random.Random(f"facts:{seed}")
-    subjects = Weighted([e for e in graph.entities if e.type is not EntityType.PLAYER])
-    names = NameDraws(graph.entities, rng)
-    npcs = [e.id for e in graph.entities if e.type is EntityType.NPC]
-    visibility = _Visibility(rng, [n for n in npcs if n != graph.bench_npc], graph.bench_npc)
+    by_id = {e.id: e for e in entities}
+    anything = Weighted([e for e in entities if e.type is not EntityType.PLAYER])
+    names = NameDraws(entities, rng)
+    npcs = [e.id for e in entities if e.type is EntityType.NPC]
+    visibility = _Visibility(rng, [n for n in npcs if n != bench_npc], bench_npc)
     facts: list[FactRow] = []
     topics: list[tuple[int, int]] = []
     seen: set[tuple[str | None, str]] = set()
     while len(facts) < count:
-        subject = None if rng.random() < NO_SUBJECT_SHARE else subjects.draw(rng)
+        index = rng.randrange(len(sessions))
+        session = sessions[index]
+        there = [
+            by_id[i] for i in involved.get(session.id, ()) if by_id[i].type is not EntityType.PLAYER
+        ]
+        roll = rng.random()
+        if roll < NO_SUBJECT_SHARE:
+            subject = None
+        elif there and roll < 1 - ELSEWHERE_SHARE:
+            subject = rng.choice(there)
+        else:
+            subject = anything.draw(rng)
         topic = rng.randrange(len(words.TOPIC_NAMES))
         subtopic = rng.randrange(words.SUBTOPICS_PER_TOPIC)
         text = fill(
@@ -294,8 +345,6 @@ def generate_facts(
         if key in seen:
             continue
         seen.add(key)
-        index = rng.randrange(len(sessions))
-        session = sessions[index]
         day = 1 + 2 * index + rng.randint(0, 1)
         secret, known_by = visibility.draw(0.06, 0.06)
         facts.append(

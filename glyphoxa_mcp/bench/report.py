@@ -11,7 +11,6 @@ from glyphoxa_mcp.bench.ingestion import IngestionResult
 from glyphoxa_mcp.bench.loader import LoadTimings
 from glyphoxa_mcp.bench.machine import Machine
 from glyphoxa_mcp.bench.operations import (
-    EMBEDDING_TOOLS,
     HOT_RESOURCE,
     QUERY_ENTITIES,
     SEARCH_FACTS,
@@ -21,9 +20,13 @@ from glyphoxa_mcp.bench.operations import (
 from glyphoxa_mcp.bench.spec import DatasetSpec
 from glyphoxa_mcp.bench.timing import Summary
 
-Mode = Literal["in-process", "in-process + embedding", "stdio"]
+Mode = Literal["server-side", "in-process", "stdio"]
+# The server's own time for a request (a timer in its middleware), no transport or client.
+SERVER: Mode = "server-side"
+# Around the call of the SDK's client on the server in the same process: adds the client
+# (it validates every result against the tool's output schema) but no transport.
 IN_PROCESS: Mode = "in-process"
-WITH_EMBEDDING: Mode = "in-process + embedding"
+# Around the call of the SDK's stdio client to a `serve` subprocess.
 STDIO: Mode = "stdio"
 NO_SCOPE = "-"
 
@@ -40,7 +43,6 @@ TARGET_STDIO_OVERHEAD_MS = 1.5
 TARGET_UTTERANCES_PER_S = 500.0
 # What the original design estimated for every tool call.
 DESIGN_ESTIMATE = "50-400"
-DESIGN_TOOLS = (QUERY_ENTITIES, SESSION_SUMMARY, SEARCH_FACTS, SEARCH_SESSIONS)
 
 
 class Measurement(BaseModel):
@@ -84,23 +86,26 @@ class BenchReport(BaseModel):
         return None
 
     def stdio_overhead_ms(self, operation: str, scope: str) -> float | None:
-        """Median stdio latency over the median in-process latency of the same work (the
-        searches embed their query in both)."""
+        """What the stdio transport adds: median over stdio minus median in process, the same
+        client and server doing the same work (searches embed their query in both)."""
         stdio = self.find(operation, scope, STDIO)
-        base = self.find(
-            operation, scope, WITH_EMBEDDING if operation in EMBEDDING_TOOLS else IN_PROCESS
-        )
-        if stdio is None or base is None:
+        local = self.find(operation, scope, IN_PROCESS)
+        if stdio is None or local is None:
             return None
-        return round(stdio.p50_ms - base.p50_ms, 3)
+        return round(stdio.p50_ms - local.p50_ms, 3)
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(operation, scope) in the order measured."""
+        return list(dict.fromkeys((m.operation, m.scope) for m in self.measurements))
 
 
 LATENCY_HEADERS = (
     "operation",
     "scope",
+    "server-side p50/p95/p99",
     "in-process p50/p95/p99",
     "stdio p50/p95/p99",
-    "stdio overhead p50",
+    "stdio - in-process p50",
     "target p95",
     "design",
     "verdict",
@@ -113,21 +118,16 @@ def _triple(summary: Summary | None) -> str:
     return f"{summary.p50_ms:.2f} / {summary.p95_ms:.2f} / {summary.p99_ms:.2f}"
 
 
-def _number(value: float | None, sign: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{value:+.2f}" if sign else f"{value:g}"
-
-
-def _verdict(report: BenchReport, operation: str, scope: str, mode: Mode) -> str:
+def verdict(report: BenchReport, operation: str, scope: str) -> str:
+    """'meets' or 'MISSES' the targets that apply to the row (server-side p95, stdio
+    overhead), or '' when none does."""
     checks = []
     target = TARGET_P95_MS.get(operation)
-    measured = report.find(operation, scope, mode)
-    if target is not None and mode == IN_PROCESS and measured is not None:
-        checks.append(measured.p95_ms <= target)
+    server = report.find(operation, scope, SERVER)
+    if target is not None and server is not None:
+        checks.append(server.p95_ms <= target)
     overhead = report.stdio_overhead_ms(operation, scope)
-    with_stdio = mode == WITH_EMBEDDING or operation not in EMBEDDING_TOOLS
-    if overhead is not None and with_stdio:
+    if overhead is not None:
         checks.append(overhead <= TARGET_STDIO_OVERHEAD_MS)
     if not checks:
         return ""
@@ -135,35 +135,24 @@ def _verdict(report: BenchReport, operation: str, scope: str, mode: Mode) -> str
 
 
 def latency_rows(report: BenchReport) -> list[list[str]]:
-    """One row per operation and scope; a search has a second row with its embedding, beside
-    which stdio (where the server embeds the query) is compared."""
     rows = []
-    seen: list[tuple[str, str]] = []
-    for m in report.measurements:
-        if (m.operation, m.scope) not in seen:
-            seen.append((m.operation, m.scope))
-    for operation, scope in seen:
-        modes: list[Mode] = [IN_PROCESS]
-        if operation in EMBEDDING_TOOLS:
-            modes.append(WITH_EMBEDDING)
-        for mode in modes:
-            shows_stdio = mode == WITH_EMBEDDING or operation not in EMBEDDING_TOOLS
-            label = operation if mode == IN_PROCESS else f"{operation} + embedding"
-            target = TARGET_P95_MS.get(operation) if mode == IN_PROCESS else None
-            rows.append(
-                [
-                    label,
-                    scope,
-                    _triple(report.find(operation, scope, mode)),
-                    _triple(report.find(operation, scope, STDIO)) if shows_stdio else "-",
-                    _number(report.stdio_overhead_ms(operation, scope), sign=True)
-                    if shows_stdio
-                    else "-",
-                    _number(target),
-                    DESIGN_ESTIMATE if operation in DESIGN_TOOLS else "-",
-                    _verdict(report, operation, scope, mode),
-                ]
-            )
+    for operation, scope in report.rows():
+        overhead = report.stdio_overhead_ms(operation, scope)
+        target = TARGET_P95_MS.get(operation)
+        tool = operation.startswith("memory.")
+        rows.append(
+            [
+                operation,
+                scope,
+                _triple(report.find(operation, scope, SERVER)),
+                _triple(report.find(operation, scope, IN_PROCESS)),
+                _triple(report.find(operation, scope, STDIO)),
+                f"{overhead:+.2f}" if overhead is not None else "-",
+                f"{target:g}" if target is not None else "-",
+                DESIGN_ESTIMATE if tool else "-",
+                verdict(report, operation, scope),
+            ]
+        )
     return rows
 
 

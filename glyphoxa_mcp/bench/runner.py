@@ -27,13 +27,14 @@ from glyphoxa_mcp.bench.operations import (
     STANDALONE,
     BenchContext,
     PrecomputedEmbedder,
+    ServerTimer,
     tool_operations,
 )
 from glyphoxa_mcp.bench.report import (
     IN_PROCESS,
     NO_SCOPE,
+    SERVER,
     STDIO,
-    WITH_EMBEDDING,
     BenchReport,
     DatabaseReport,
     DatasetReport,
@@ -129,13 +130,20 @@ async def _timed(
     settings: BenchSettings,
     say: Say,
 ) -> list[Measurement]:
+    """Each operation's latency in `mode`, and server-side when the server reported it."""
     measured = []
     for operation in operations:
-        say(f"  {mode:<22} {scope:<24} {operation.name}")
-        latency = await measure(operation, samples=settings.samples, warmup=settings.warmup)
+        say(f"  {mode:<10} {scope:<24} {operation.name}")
+        timed = await measure(operation, samples=settings.samples, warmup=settings.warmup)
         measured.append(
-            Measurement(operation=operation.name, scope=scope, mode=mode, latency=latency)
+            Measurement(operation=operation.name, scope=scope, mode=mode, latency=timed.around)
         )
+        if timed.reported is not None:
+            measured.append(
+                Measurement(
+                    operation=operation.name, scope=scope, mode=SERVER, latency=timed.reported
+                )
+            )
     return measured
 
 
@@ -156,24 +164,29 @@ async def _measure_scope(
     settings: BenchSettings,
     say: Say,
 ) -> list[Measurement]:
-    """Every MCP operation in one scope: in process (the SDK's in-process client on the
-    server, no transport), with and without the query embedding, and over stdio."""
+    """Every MCP operation in one scope: through the SDK's client on the server in this
+    process (timed around the call, and inside the server), with precomputed query vectors
+    and again with the embedder; then through a `serve` subprocess over stdio."""
     scope = "dm" if workload.npc_id is None else f"npc:{workload.npc_id}"
     # The tier's tools only (FAST offers one); the hot resource is in every tier.
     offered = {tool.value for tool in tier_policy(settings.tier).tools} | {HOT_RESOURCE}
     measured = []
     precomputed = PrecomputedEmbedder(workload.query_vectors, DIMENSION)
-    for mode, model, names in (
-        (IN_PROCESS, precomputed, offered),
-        (WITH_EMBEDDING, embedder, offered.intersection(EMBEDDING_TOOLS)),
+    for model, only, embeds in (
+        (precomputed, offered, False),
+        (embedder, offered.intersection(EMBEDDING_TOOLS), True),
     ):
         state = _server_state(db, workload, model, settings.tier)
         server = build_server(state, subscriptions=HotSubscriptions(state.memory, state.npc_id))
+        timer = ServerTimer()
+        timer.attach(server)
         async with Client(server, raise_exceptions=True) as client:
-            operations = tool_operations(client, workload, names)
-            measured += await _timed(operations, scope, mode, settings, say)
+            operations = tool_operations(
+                client, workload, only=only, embeds_queries=embeds, timer=timer
+            )
+            measured += await _timed(operations, scope, IN_PROCESS, settings, say)
     async with stdio_client(dsn, workload.npc_id, settings.tier) as client:
-        operations = tool_operations(client, workload, offered)
+        operations = tool_operations(client, workload, only=offered, embeds_queries=True)
         measured += await _timed(operations, scope, STDIO, settings, say)
     return measured
 

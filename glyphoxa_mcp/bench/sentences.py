@@ -13,7 +13,8 @@ from glyphoxa_mcp.storage.vocabulary import EntityType
 
 
 class NameDraws:
-    """Names to put in sentences, drawn with the campaign's usual skew."""
+    """Names to put in sentences, drawn with the campaign's usual skew; within a session
+    mostly from those it is about (see `within`)."""
 
     def __init__(self, entities: Sequence[EntityRow], rng: random.Random) -> None:
         self.rng = rng
@@ -21,8 +22,21 @@ class NameDraws:
         for row in entities:
             by_type.setdefault(row.type, []).append(row)
         self.by_type = {kind: Weighted(rows) for kind, rows in by_type.items()}
+        self.local: dict[EntityType, Sequence[EntityRow]] = {}
+        self.local_share = 0.0
+
+    def within(self, local: dict[EntityType, Sequence[EntityRow]], share: float) -> NameDraws:
+        """The same draws, but `share` of them from `local` (one session's people, places
+        and things), for the kinds it has."""
+        draws = NameDraws.__new__(NameDraws)
+        draws.rng, draws.by_type = self.rng, self.by_type
+        draws.local, draws.local_share = local, share
+        return draws
 
     def draw(self, kind: EntityType) -> EntityRow:
+        pool = self.local.get(kind)
+        if pool and self.rng.random() < self.local_share:
+            return self.rng.choice(pool)
         return self.by_type[kind].draw(self.rng)
 
 

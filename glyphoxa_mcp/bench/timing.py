@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict
 
 # A measured call: given the sample's number (to rotate through its arguments), do the
-# operation once; async or not.
-Call = Callable[[int], Awaitable[object] | object]
+# operation once; async or not. It may return how long the work took in milliseconds, as
+# measured closer to the work than around the call (inside the server).
+Call = Callable[[int], Awaitable[float | None] | float | None]
 
 
 @dataclass(frozen=True)
@@ -61,19 +62,34 @@ def summarise(durations_ms: Sequence[float]) -> Summary:
     )
 
 
-async def _once(call: Call, number: int) -> float:
+@dataclass(frozen=True)
+class Timed:
+    """Latency around the calls, and as the calls reported it themselves (if they did)."""
+
+    around: Summary
+    reported: Summary | None
+
+
+async def _once(call: Call, number: int) -> tuple[float, float | None]:
     started = time.perf_counter_ns()
     result = call(number)
     if inspect.isawaitable(result):
-        await result
-    return (time.perf_counter_ns() - started) / 1e6
+        result = await result
+    return (time.perf_counter_ns() - started) / 1e6, result
 
 
-async def measure(operation: Operation, *, samples: int, warmup: int) -> Summary:
+async def measure(operation: Operation, *, samples: int, warmup: int) -> Timed:
     """Run the operation `warmup` times untimed (connections, caches, lazy loads), then
     `samples` times timed, one after another."""
     if samples < 1:
         raise ValueError(f"samples must be at least 1; got {samples}")
     for number in range(warmup):
         await _once(operation.call, number)
-    return summarise([await _once(operation.call, warmup + n) for n in range(samples)])
+    timed = [await _once(operation.call, warmup + n) for n in range(samples)]
+    reported = [duration for _, duration in timed if duration is not None]
+    if reported and len(reported) != len(timed):
+        raise ValueError(f"{operation.name} reported its duration for some calls only")
+    return Timed(
+        around=summarise([duration for duration, _ in timed]),
+        reported=summarise(reported) if reported else None,
+    )

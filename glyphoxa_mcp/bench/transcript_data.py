@@ -28,6 +28,15 @@ SECONDS_BETWEEN_LINES = (3, 12)
 SCENE_GAP = (DEFAULT_POLICY.scene_break + timedelta(seconds=30), timedelta(minutes=9))
 CAST = (6, 14)
 NPCS_PER_SCENE = (2, 5)
+# What else a session is about; most names said in it are of these (the rest are callbacks
+# to anything in the campaign).
+SESSION_POOLS = {
+    EntityType.LOCATION: (3, 6),
+    EntityType.ITEM: (2, 6),
+    EntityType.FACTION: (1, 3),
+    EntityType.EVENT: (1, 3),
+}
+LOCAL_SHARE = 0.9
 DM = ("dm", "DM")
 SPEAKER_SHARES = (("dm", 0.25), ("player", 0.4), ("npc", 0.35))
 MS_PER_WORD = 350
@@ -40,6 +49,8 @@ class Transcripts:
     chunks: tuple[ChunkRow, ...]
     # Each chunk's (topic, sub-topic), for its embedding.
     chunk_topics: tuple[tuple[int, int], ...]
+    # The entities named or speaking in each session, by session id.
+    involved: dict[str, tuple[str, ...]]
 
 
 def session_plan(count: int) -> list[SessionRow]:
@@ -73,7 +84,9 @@ class TranscriptWriter:
         self.bench_npc = by_id[bench_npc]
         self.players = [e for e in entities if e.type is EntityType.PLAYER]
         self.npcs = Weighted([e for e in entities if e.type is EntityType.NPC], exponent=0.6)
-        self.places = Weighted([e for e in entities if e.type is EntityType.LOCATION])
+        self.kinds = {
+            kind: Weighted([e for e in entities if e.type is kind]) for kind in SESSION_POOLS
+        }
         self.entries: list[EntryRow] = []
 
     def session(self, plan: SessionRow, lines: int, finished: bool) -> SessionRow:
@@ -83,19 +96,21 @@ class TranscriptWriter:
         while len(cast) < cast_size:
             npc = self.npcs.draw(rng)
             cast[npc.id] = npc
+        pools = self._pools(list(cast.values()))
+        names = self.names.within(pools, LOCAL_SHARE)
         topics = rng.sample(range(len(words.TOPIC_NAMES)), rng.randint(2, 4))
         clock = plan.started_at
         written = 0
         scene_places: list[EntityRow] = []
         while written < lines:
             size = min(lines - written, rng.randint(*SCENE_LINES))
-            place = self.places.draw(rng)
+            place = rng.choice(pools[EntityType.LOCATION])
             scene_places.append(place)
             npcs = rng.sample(list(cast.values()), min(len(cast), rng.randint(*NPCS_PER_SCENE)))
             topic, subtopic = rng.choice(topics), rng.randrange(words.SUBTOPICS_PER_TOPIC)
             for _ in range(size):
                 self.entries.append(
-                    self._line(plan.id, clock, place, npcs, topic, subtopic, len(self.entries))
+                    self._line(names, plan.id, clock, place, npcs, (topic, subtopic))
                 )
                 clock += timedelta(seconds=rng.randint(*SECONDS_BETWEEN_LINES))
             written += size
@@ -108,7 +123,7 @@ class TranscriptWriter:
                 template,
                 rng,
                 words.TOPICS[words.TOPIC_NAMES[topics[0]]],
-                self.names,
+                names,
                 npcs=list(cast.values()),
                 place=rng.choice(scene_places),
             )[0]
@@ -116,17 +131,25 @@ class TranscriptWriter:
         )
         return replace(plan, ended_at=self.entries[-1].spoken_at, summary=summary)
 
+    def _pools(self, cast: list[EntityRow]) -> dict[EntityType, Sequence[EntityRow]]:
+        """The people, places and things a session is about."""
+        pools: dict[EntityType, Sequence[EntityRow]] = {EntityType.NPC: cast}
+        for kind, (fewest, most) in SESSION_POOLS.items():
+            drawn = (self.kinds[kind].draw(self.rng) for _ in range(self.rng.randint(fewest, most)))
+            pools[kind] = list({row.id: row for row in drawn}.values())
+        return pools
+
     def _line(
         self,
+        names: NameDraws,
         session_id: str,
         spoken_at: datetime,
         place: EntityRow,
         npcs: Sequence[EntityRow],
-        topic: int,
-        subtopic: int,
-        position: int,
+        topics: tuple[int, int],
     ) -> EntryRow:
         rng = self.rng
+        topic, subtopic = topics
         role = rng.choices([r for r, _ in SPEAKER_SHARES], [s for _, s in SPEAKER_SHARES])[0]
         vocabulary = words.topic_words(topic, subtopic)
         if rng.random() < 0.25:
@@ -143,14 +166,12 @@ class TranscriptWriter:
         else:
             speaker_id, speaker_name = DM
             templates, others = words.DM_LINES, npcs
-        text, named = fill(
-            rng.choice(templates), rng, vocabulary, self.names, npcs=others, place=place
-        )
+        text, named = fill(rng.choice(templates), rng, vocabulary, names, npcs=others, place=place)
         if role != "dm":
             named.insert(0, speaker.id)
         return EntryRow(
             session_id=session_id,
-            source_key=f"{session_id}-{position:07d}",
+            source_key=f"{session_id}-{len(self.entries):07d}",
             speaker_id=speaker_id,
             speaker_name=speaker_name,
             text=text,
@@ -179,7 +200,16 @@ def generate_transcripts(
     ):
         sessions.append(writer.session(session, lines, finished=number < len(plan) - 1))
     chunks, chunk_topics = cut_chunks(writer.entries)
-    return Transcripts(tuple(sessions), tuple(writer.entries), chunks, chunk_topics)
+    involved: dict[str, dict[str, None]] = {s.id: {} for s in sessions}
+    for entry in writer.entries:
+        involved[entry.session_id].update(dict.fromkeys(entry.mentions))
+    return Transcripts(
+        tuple(sessions),
+        tuple(writer.entries),
+        chunks,
+        chunk_topics,
+        {session: tuple(ids) for session, ids in involved.items()},
+    )
 
 
 def cut_chunks(

@@ -190,8 +190,12 @@ async def run_bench_command(args: argparse.Namespace) -> int:
         f"pgvector {report.database.pgvector_version}; tier {report.tier}; "
         f"{report.samples} samples after {report.warmup} warm-up calls.\n"
     )
-    print("Latency in ms. Searches leave out the query embedding except in the '+ embedding'")
-    print("rows, which stdio (whose server embeds the query) is compared with.\n")
+    print(
+        "Latency in ms. server-side: the server's own handling of the request; in-process:\n"
+        "around the SDK client's call on the server in this process; stdio: around the same\n"
+        "client's call to a `serve` subprocess. Searches use precomputed query vectors except\n"
+        "in the '+ embedding' rows, where the offline model embeds the query (stdio always).\n"
+    )
     print_table(LATENCY_HEADERS, latency_rows(report))
     if report.ingestion is not None:
         print(f"\nIngestion (ingest + process, embedder {report.ingestion.embedder}):\n")

@@ -73,7 +73,7 @@ def test_every_reference_points_at_something_that_exists() -> None:
     assert len(set(links)) == len(links)
     for r in data.relationships:
         assert {r.source_id, r.target_id} <= known and r.source_id != r.target_id
-        assert r.provenance["session_id"] in sessions
+        assert r.provenance["session_id"] in (sessions | {None})
         if is_bidirectional(r.rel_type):
             assert (r.target_id, r.source_id, r.rel_type) in set(links)
     for row in (*data.entities, *data.relationships, *data.facts):
@@ -91,6 +91,22 @@ def test_every_reference_points_at_something_that_exists() -> None:
         covered = [data.entries[i] for i in chunk.entries]
         assert {e.session_id for e in covered} == {chunk.session_id}
         assert set(chunk.entity_ids) <= known
+
+
+def test_what_was_learnt_in_a_session_is_about_who_and_what_was_there() -> None:
+    data = tiny()
+    there: dict[str, set[str]] = collections.defaultdict(set)
+    for entry in data.entries:
+        there[entry.session_id].update(entry.mentions)
+    played = [r for r in data.relationships if r.provenance["session_id"]]
+    assert played and len(played) < len(data.relationships)
+    for r in played:
+        assert {r.source_id, r.target_id} <= there[r.provenance["session_id"]]
+    about_there = [f for f in data.facts if f.subject_id in there[f.session_id]]
+    assert len(about_there) >= 0.75 * len(data.facts)
+    # A session is about a bounded cast, not the whole campaign.
+    for session in data.sessions:
+        assert len(there[session.id]) < 0.8 * len(data.entities)
 
 
 def test_the_benchmarked_npc_is_somewhere_speaks_and_knows_secrets() -> None:

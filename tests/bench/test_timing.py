@@ -25,11 +25,20 @@ async def test_measuring_calls_warmup_then_samples_with_rising_numbers() -> None
     async def async_call(number: int) -> None:
         seen.append(number)
 
-    summary = await measure(Operation("async", async_call), samples=5, warmup=2)
-    assert seen == [0, 1, 2, 3, 4, 5, 6] and summary.samples == 5
+    timed = await measure(Operation("async", async_call), samples=5, warmup=2)
+    assert seen == [0, 1, 2, 3, 4, 5, 6] and timed.around.samples == 5
+    assert timed.reported is None
     plain: list[int] = []
     await measure(Operation("sync", plain.append), samples=3, warmup=0)
     assert plain == [0, 1, 2]
+
+
+async def test_durations_the_calls_report_are_summarised_beside_the_measured_ones() -> None:
+    timed = await measure(Operation("reports", lambda n: float(n)), samples=3, warmup=1)
+    assert timed.reported is not None
+    assert (timed.reported.min_ms, timed.reported.max_ms) == (1.0, 3.0)
+    with pytest.raises(ValueError, match="some calls only"):
+        await measure(Operation("sometimes", lambda n: 1.0 if n else None), samples=2, warmup=0)
 
 
 def test_nothing_to_summarise_is_an_error() -> None:

@@ -36,12 +36,15 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     report = json.loads(report_file.read_text())
     npc = "npc:" + report["measurements"][-3]["scope"].removeprefix("npc:")
     measured = {(m["operation"], m["scope"], m["mode"]) for m in report["measurements"]}
+    searches = ("memory.search_facts", "memory.search_sessions")
     for scope in ("dm", npc):
         for tool in TOOLS:
-            assert (tool, scope, "in-process") in measured
-            assert (tool, scope, "stdio") in measured
-        for search in ("memory.search_facts", "memory.search_sessions"):
-            assert (search, scope, "in-process + embedding") in measured
+            assert {(tool, scope, "server-side"), (tool, scope, "in-process")} <= measured
+            stdio = f"{tool} + embedding" if tool in searches else tool
+            assert (stdio, scope, "stdio") in measured
+        for search in searches:
+            for mode in ("server-side", "in-process", "stdio"):
+                assert (f"{search} + embedding", scope, mode) in measured
     assert ("SELECT 1 (pool round trip)", "-", "in-process") in measured
     assert ("query embedding (offline model)", "-", "in-process") in measured
     for m in report["measurements"]:
