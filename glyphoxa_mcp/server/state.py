@@ -45,6 +45,12 @@ class ServerState:
         """This server's scope; read it once per call and pass it along."""
         return await scope_of(self.memory, self.npc_id)
 
+    async def warm_up(self) -> None:
+        """Build this server's scope and what is built from it now, before the first call
+        would have to (seconds with 10,000 entities, more than a tier's deadline)."""
+        scope = await self.view()
+        _ = scope.names, scope.mentions, scope.by_name
+
 
 @dataclass(frozen=True)
 class Scope:

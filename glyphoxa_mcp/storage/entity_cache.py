@@ -6,6 +6,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
+import anyio
+
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
 
@@ -45,7 +47,10 @@ class EntityCache:
         if key in self._values:
             self._values.move_to_end(key)
             return self._values[key]
-        value = await compute()
+        # Shielded: a caller cancelled at its deadline must not throw the work away, or after
+        # each change every call with a short deadline would start over and be cancelled again.
+        with anyio.CancelScope(shield=True):
+            value = await compute()
         # A lookup that saw a newer version meanwhile has dropped everything; this value may be
         # older than that version, so it is used once and not kept.
         if self._version == version:
