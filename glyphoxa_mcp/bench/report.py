@@ -50,6 +50,9 @@ class Measurement(BaseModel):
     scope: str
     mode: Mode
     latency: Summary
+    # Timed calls slower than the tier's deadline, which a server would have cancelled (the
+    # benchmark's servers have a deadline long enough to measure them).
+    over_deadline: int = 0
 
 
 class DatasetReport(BaseModel):

@@ -8,7 +8,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,7 +43,7 @@ from glyphoxa_mcp.bench.report import (
 )
 from glyphoxa_mcp.bench.spec import DatasetSpec
 from glyphoxa_mcp.bench.stdio import stdio_client
-from glyphoxa_mcp.bench.timing import Operation, measure
+from glyphoxa_mcp.bench.timing import Operation, measure, summarise
 from glyphoxa_mcp.bench.vectors import DIMENSION
 from glyphoxa_mcp.bench.workload import Workload, build_workload
 from glyphoxa_mcp.db.database import (
@@ -55,7 +55,7 @@ from glyphoxa_mcp.db.database import (
 )
 from glyphoxa_mcp.db.embedded import EMBEDDED_DATABASE, database_dsn, start_embedded_server
 from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION
-from glyphoxa_mcp.errors import ConflictError
+from glyphoxa_mcp.errors import ConflictError, GlyphoxaError
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.app import build_server
@@ -65,6 +65,9 @@ from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 Say = Callable[[str], None]
+# The servers measured let calls run this long, so that a slow call is timed rather than
+# cancelled at the tier's deadline; the report counts those past the tier's own deadline.
+MEASURING_DEADLINE_MS = 60_000
 
 
 class BenchSettings(BaseModel):
@@ -135,25 +138,23 @@ async def _timed(
     for operation in operations:
         say(f"  {mode:<10} {scope:<24} {operation.name}")
         timed = await measure(operation, samples=settings.samples, warmup=settings.warmup)
-        measured.append(
-            Measurement(operation=operation.name, scope=scope, mode=mode, latency=timed.around)
-        )
-        if timed.reported is not None:
+        for measured_mode, durations in ((mode, timed.around), (SERVER, timed.reported)):
+            if durations is None:
+                continue
             measured.append(
                 Measurement(
-                    operation=operation.name, scope=scope, mode=SERVER, latency=timed.reported
+                    operation=operation.name,
+                    scope=scope,
+                    mode=measured_mode,
+                    latency=summarise(durations),
+                    over_deadline=sum(d > tier_deadline_ms(settings.tier) for d in durations),
                 )
             )
     return measured
 
 
-def _server_state(db: Database, workload: Workload, embedder: Embedder, tier: Tier) -> ServerState:
-    return ServerState(
-        memory=CampaignMemory(db, CAMPAIGN_ID),
-        npc_id=workload.npc_id,
-        policy=tier_policy(tier),
-        embedder=embedder,
-    )
+def tier_deadline_ms(tier: Tier) -> int:
+    return tier_policy(tier).deadline_ms
 
 
 async def _measure_scope(
@@ -172,12 +173,20 @@ async def _measure_scope(
     offered = {tool.value for tool in tier_policy(settings.tier).tools} | {HOT_RESOURCE}
     measured = []
     precomputed = PrecomputedEmbedder(workload.query_vectors, DIMENSION)
+    # One memory for both servers, as `serve` shares one between its tiers.
+    memory = CampaignMemory(db, CAMPAIGN_ID)
     for model, only, embeds in (
         (precomputed, offered, False),
         (embedder, offered.intersection(EMBEDDING_TOOLS), True),
     ):
-        state = _server_state(db, workload, model, settings.tier)
-        server = build_server(state, subscriptions=HotSubscriptions(state.memory, state.npc_id))
+        state = ServerState(
+            memory=memory,
+            npc_id=workload.npc_id,
+            policy=tier_policy(settings.tier, MEASURING_DEADLINE_MS),
+            embedder=model,
+        )
+        await state.warm_up()  # as `serve` does before it serves
+        server = build_server(state, subscriptions=HotSubscriptions(memory, state.npc_id))
         timer = ServerTimer()
         timer.attach(server)
         async with Client(server, raise_exceptions=True) as client:
@@ -185,7 +194,7 @@ async def _measure_scope(
                 client, workload, only=only, embeds_queries=embeds, timer=timer
             )
             measured += await _timed(operations, scope, IN_PROCESS, settings, say)
-    async with stdio_client(dsn, workload.npc_id, settings.tier) as client:
+    async with stdio_client(dsn, workload.npc_id, settings.tier, MEASURING_DEADLINE_MS) as client:
         operations = tool_operations(client, workload, only=offered, embeds_queries=True)
         measured += await _timed(operations, scope, STDIO, settings, say)
     return measured
@@ -200,7 +209,28 @@ async def _database_report(db: Database) -> DatabaseReport:
         )
 
 
+@contextlib.contextmanager
+def _own_errors() -> Iterator[None]:
+    """The SDK's clients run in task groups, which wrap what is raised in exception groups;
+    our own errors (a failed call, an unreachable database) come out as themselves."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        ours = group.subgroup(GlyphoxaError)
+        if ours is None:
+            raise
+        first: BaseException = ours
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from group
+
+
 async def run_bench(settings: BenchSettings, say: Say) -> BenchReport:
+    with _own_errors():
+        return await _run(settings, say)
+
+
+async def _run(settings: BenchSettings, say: Say) -> BenchReport:
     started_at = datetime.now(UTC)
     machine = this_machine()
     async with bench_location(settings) as location:

@@ -64,10 +64,11 @@ def summarise(durations_ms: Sequence[float]) -> Summary:
 
 @dataclass(frozen=True)
 class Timed:
-    """Latency around the calls, and as the calls reported it themselves (if they did)."""
+    """Latency around the calls, and as the calls reported it themselves (if they did), in
+    milliseconds, in the order taken."""
 
-    around: Summary
-    reported: Summary | None
+    around: list[float]
+    reported: list[float] | None
 
 
 async def _once(call: Call, number: int) -> tuple[float, float | None]:
@@ -89,7 +90,4 @@ async def measure(operation: Operation, *, samples: int, warmup: int) -> Timed:
     reported = [duration for _, duration in timed if duration is not None]
     if reported and len(reported) != len(timed):
         raise ValueError(f"{operation.name} reported its duration for some calls only")
-    return Timed(
-        around=summarise([duration for duration, _ in timed]),
-        reported=summarise(reported) if reported else None,
-    )
+    return Timed(around=[duration for duration, _ in timed], reported=reported or None)

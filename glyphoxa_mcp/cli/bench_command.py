@@ -197,6 +197,13 @@ async def run_bench_command(args: argparse.Namespace) -> int:
         "in the '+ embedding' rows, where the offline model embeds the query (stdio always).\n"
     )
     print_table(LATENCY_HEADERS, latency_rows(report))
+    for m in report.measurements:
+        if m.over_deadline:
+            print(
+                f"\nNote: {m.over_deadline} of {m.latency.samples} calls of {m.operation} "
+                f"({m.scope}, {m.mode}) took longer than the {report.tier} tier's deadline; a "
+                "server would have cancelled them."
+            )
     if report.ingestion is not None:
         print(f"\nIngestion (ingest + process, embedder {report.ingestion.embedder}):\n")
         print_table(INGESTION_HEADERS, ingestion_rows(report.ingestion))

@@ -26,7 +26,7 @@ async def test_measuring_calls_warmup_then_samples_with_rising_numbers() -> None
         seen.append(number)
 
     timed = await measure(Operation("async", async_call), samples=5, warmup=2)
-    assert seen == [0, 1, 2, 3, 4, 5, 6] and timed.around.samples == 5
+    assert seen == [0, 1, 2, 3, 4, 5, 6] and len(timed.around) == 5
     assert timed.reported is None
     plain: list[int] = []
     await measure(Operation("sync", plain.append), samples=3, warmup=0)
@@ -35,8 +35,7 @@ async def test_measuring_calls_warmup_then_samples_with_rising_numbers() -> None
 
 async def test_durations_the_calls_report_are_summarised_beside_the_measured_ones() -> None:
     timed = await measure(Operation("reports", lambda n: float(n)), samples=3, warmup=1)
-    assert timed.reported is not None
-    assert (timed.reported.min_ms, timed.reported.max_ms) == (1.0, 3.0)
+    assert timed.reported == [1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match="some calls only"):
         await measure(Operation("sometimes", lambda n: 1.0 if n else None), samples=2, warmup=0)
 
