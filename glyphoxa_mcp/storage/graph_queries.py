@@ -215,27 +215,30 @@ class GraphQueries:
                     WHERE f.campaign_id = $1 AND f.subject_id = e.id
                       AND f.superseded_by IS NULL AND {visible("f", npc)}
                 ), '[]'::jsonb)"""
+        # The first `max_relationships` in order are picked on narrow rows; only those are
+        # turned into JSON (a hub has hundreds of relationships, of which 100 are kept).
         sql = f"""
             SELECT {ENTITY_COLUMNS},
                 coalesce((
-                    SELECT jsonb_agg(related_rows.related ORDER BY related_rows.position)
-                    FROM (
-                        SELECT jsonb_build_object(
-                            'direction', CASE WHEN r.source_id = e.id
+                    SELECT jsonb_agg(
+                        jsonb_build_object(
+                            'direction', CASE WHEN (top.r).source_id = e.id
                                          THEN 'outgoing' ELSE 'incoming' END,
-                            'relationship', {_json_object("r", RELATIONSHIP_COLUMNS)},
-                            'other', {_json_object("o", ENTITY_COLUMNS)}
-                        ) AS related,
-                        row_number() OVER (ORDER BY r.rel_type, o.name, o.id) AS position
-                        FROM relationships r
+                            'relationship', {_json_object("(top.r)", RELATIONSHIP_COLUMNS)},
+                            'other', {_json_object("(top.o)", ENTITY_COLUMNS)}
+                        )
+                        ORDER BY (top.r).rel_type, (top.o).name, (top.o).id, (top.r).id
+                    )
+                    FROM (
+                        SELECT r, o FROM relationships r
                         JOIN entities o ON o.campaign_id = r.campaign_id AND o.id = {other_id}
                         WHERE r.campaign_id = $1
                           AND (r.source_id = e.id OR (r.target_id = e.id
                                AND NOT r.rel_type = ANY({bidirectional}::text[])))
                           AND {visible("r", npc)} AND {entity_visible("o", npc)}
-                        ORDER BY position
+                        ORDER BY r.rel_type, o.name, o.id, r.id
                         LIMIT {params.add(max_relationships)}
-                    ) related_rows
+                    ) top
                 ), '[]'::jsonb) AS related,
                 {facts} AS facts
             FROM entities e
@@ -299,8 +302,11 @@ class GraphQueries:
                 WHERE campaign_id = $1 AND provenance ->> 'session_id' = $2
                   AND {visible("r", "$3")}
             )
-            SELECT {ENTITY_COLUMNS} FROM entities e JOIN involved i ON i.id = e.id
-            WHERE e.campaign_id = $1 AND {entity_visible("e", "$3")}
+            -- As an array of ids, so that the entities are fetched by key: the planner
+            -- cannot know that a session involves dozens of entities, not thousands.
+            SELECT {ENTITY_COLUMNS} FROM entities e
+            WHERE e.campaign_id = $1 AND e.id = ANY(ARRAY(SELECT id FROM involved))
+              AND {entity_visible("e", "$3")}
             ORDER BY e.type, e.name, e.id
         """
         with driver_errors(f"read the entities of session {session_id!r}"):
