@@ -27,6 +27,8 @@ PLAYERS = 4
 SECRET_SHARE = 0.04
 RESTRICTED_SHARE = 0.05
 BENCH_NPC_KNOWS = 0.3
+# Where the benchmarked NPC is among the NPCs by how often they come up (1 is the most).
+BENCH_NPC_RANK = 8
 # Links by type when filling up to the wanted count after the structural ones.
 FILL_TYPES = (
     ("KNOWS", 0.45),
@@ -39,11 +41,13 @@ FILL_TYPES = (
 NO_SUBJECT_SHARE = 0.1
 # Facts about someone not involved in the session they were learnt in.
 ELSEWHERE_SHARE = 0.05
-# Relationships learnt in play (the rest the DM set down before play), and how many of
-# those are inferred rather than stated.
-PLAYED_SHARE = 0.5
+# Of the relationships beyond the prepared structure, those learnt in play (about 20 per
+# session at reference scale; the rest the DM set down), and how many of those are inferred
+# rather than stated.
+PLAYED_SHARE = 0.17
 INFERRED_SHARE = 0.2
 PREPARED_AT = datetime(2024, 1, 1, tzinfo=UTC)
+LINK_SKEW = 0.6
 
 
 def root_name(rng: random.Random) -> str:
@@ -141,7 +145,9 @@ def generate_entities(count: int, seed: int) -> tuple[list[EntityRow], str]:
             while name.casefold() in taken_names:
                 name = NAMERS[kind](rng)
             add(kind, name, _aliases(kind, name, rng))
-    bench_npc = next(row.id for row in rows if row.type is EntityType.NPC)
+    # A recurring NPC of some standing, not the campaign's most connected hub.
+    npcs = [row.id for row in rows if row.type is EntityType.NPC]
+    bench_npc = npcs[min(BENCH_NPC_RANK, len(npcs)) - 1]
     visibility = _Visibility(
         rng, [r.id for r in rows if r.type is EntityType.NPC and r.id != bench_npc], bench_npc
     )
@@ -215,7 +221,10 @@ class _Linker:
         self.rng = random.Random(f"relationships:{seed}")
         self.bench_npc = bench_npc
         self.by_type = {kind: [e.id for e in entities if e.type is kind] for kind in EntityType}
-        self.pick = {kind: Weighted(ids) for kind, ids in self.by_type.items() if ids}
+        # Flatter than who comes up in talk: a few hubs, but no one related to everyone.
+        self.pick = {
+            kind: Weighted(ids, exponent=LINK_SKEW) for kind, ids in self.by_type.items() if ids
+        }
         npcs = self.by_type[EntityType.NPC]
         self.visibility = _Visibility(self.rng, [n for n in npcs if n != bench_npc], bench_npc)
         self.sessions = {s.id: s for s in sessions}

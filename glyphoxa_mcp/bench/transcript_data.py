@@ -37,6 +37,8 @@ SESSION_POOLS = {
     EntityType.EVENT: (1, 3),
 }
 LOCAL_SHARE = 0.9
+# The benchmarked NPC comes back in this share of the sessions, and is in the current one.
+BENCH_NPC_PRESENCE = 0.4
 DM = ("dm", "DM")
 SPEAKER_SHARES = (("dm", 0.25), ("player", 0.4), ("npc", 0.35))
 MS_PER_WORD = 350
@@ -91,7 +93,9 @@ class TranscriptWriter:
 
     def session(self, plan: SessionRow, lines: int, finished: bool) -> SessionRow:
         rng = self.rng
-        cast = {self.bench_npc.id: self.bench_npc}
+        cast = {}
+        if finished is False or self.rng.random() < BENCH_NPC_PRESENCE:
+            cast[self.bench_npc.id] = self.bench_npc
         cast_size = min(rng.randint(*CAST), len(self.npcs.items))
         while len(cast) < cast_size:
             npc = self.npcs.draw(rng)

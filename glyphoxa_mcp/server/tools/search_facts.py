@@ -11,6 +11,7 @@ from pydantic import Field
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
+from glyphoxa_mcp.server.concurrency import concurrently
 from glyphoxa_mcp.server.results import CountLimit, EntityRef, FactHit, SearchFactsResult
 from glyphoxa_mcp.server.state import (
     Scope,
@@ -23,7 +24,7 @@ from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.server.tools.query_entities import provenance_view
 from glyphoxa_mcp.server.tools.session_summary import known_session
 from glyphoxa_mcp.storage.fact_queries import FactFilters
-from glyphoxa_mcp.storage.models import Entity, Fact, Relationship
+from glyphoxa_mcp.storage.models import Entity, Fact, FactMatch, Relationship
 
 DESCRIPTION = (
     "Search what is known to be true in the campaign: facts, events and relationships, each "
@@ -121,11 +122,16 @@ class FactSearch:
         facts = self.state.memory.facts
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
         npc = self.state.npc_id
-        by_words = await facts.by_text(query, self.filters, k=pool, npc_id=npc)
-        by_meaning = await facts.by_vector(
-            await self.state.embed_query(query), self.filters, k=pool, npc_id=npc
+
+        async def nearest() -> list[FactMatch]:
+            vector = await self.state.embed_query(query)
+            return await facts.by_vector(vector, self.filters, k=pool, npc_id=npc)
+
+        by_words, by_meaning, relationships = await concurrently(
+            lambda: facts.by_text(query, self.filters, k=pool, npc_id=npc),
+            nearest,
+            lambda: self._relationships(query, subject),
         )
-        relationships = await self._relationships(query, subject)
         found = {m.fact.id: m.fact for m in (*by_words, *by_meaning)}
         fused = reciprocal_rank_fusion(
             {

@@ -11,6 +11,7 @@ from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
+from glyphoxa_mcp.server.concurrency import concurrently
 from glyphoxa_mcp.server.results import CountLimit, SearchSessionsResult, SessionHit
 from glyphoxa_mcp.server.state import (
     Scope,
@@ -21,7 +22,7 @@ from glyphoxa_mcp.server.state import (
 )
 from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.server.tools.session_summary import known_session
-from glyphoxa_mcp.storage.models import Chunk, Entry, SearchFilters
+from glyphoxa_mcp.storage.models import Chunk, ChunkMatch, Entry, SearchFilters
 
 DESCRIPTION = (
     "Search the transcripts of past sessions for what was said: by meaning and by words. "
@@ -126,10 +127,19 @@ class SessionSearch:
 
     async def run(self, query: str, wanted: int) -> list[SessionHit]:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
-        embedding = await self.state.embed_query(query)
-        by_meaning = await self.memory.index.nearest(embedding, self.filters, k=pool)
-        chunk_words = await self.memory.index.search_text(query, self.filters, k=pool)
-        entry_words = await self.memory.log.search(query, self.filters, limit=pool)
+        embedding: list[float] = []
+
+        async def nearest() -> list[ChunkMatch]:
+            embedding.extend(await self.state.embed_query(query))
+            return await self.memory.index.nearest(embedding, self.filters, k=pool)
+
+        # Independent reads, side by side (the words need no embedding).
+        by_meaning, chunk_words, entry_words, sessions = await concurrently(
+            nearest,
+            lambda: self.memory.index.search_text(query, self.filters, k=pool),
+            lambda: self.memory.log.search(query, self.filters, limit=pool),
+            self.memory.sessions.list,
+        )
         chunks = {m.chunk.id: m.chunk for m in (*by_meaning, *chunk_words)}
         entries = {m.entry.id: m.entry for m in entry_words}
         # Passages and single utterances that share words with the query, in one ranking by
@@ -148,7 +158,7 @@ class SessionSearch:
             chunks.update({c.id: c for c in graph})
             rankings["graph"] = [("chunk", c.id) for c in graph]
         fused = reciprocal_rank_fusion(rankings)
-        titles = {s.id: s.title for s in await self.memory.sessions.list()}
+        titles = {s.id: s.title for s in sessions}
         return self._hits(fused, chunks, entries, titles, self.scope.redactor, wanted)
 
     async def _through_the_graph(self, query: str, embedding: list[float], k: int) -> list[Chunk]:
