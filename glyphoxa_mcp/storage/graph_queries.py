@@ -52,17 +52,23 @@ def walk_cte(
     npc_id: str | None,
     direction: Direction = "both",
     rel_types: Sequence[str] | None = None,
+    enough: str | None = None,
 ) -> str:
-    """A recursive CTE `walk(id, depth, path, via)` from the anchors, up to `depth` hops.
+    """CTEs ending in `walk(id, depth, path, via)`: the anchors (depth 0) and every entity
+    within `depth` hops, once, at its least depth, with the least (in array order) of its
+    shortest paths.
 
-    Cycle-safe (a path never revisits an entity) and scoped: it only crosses relationships and
-    entities the NPC may know, so a secret link can't be inferred from what it reaches.
+    Scoped: it only crosses relationships and entities the NPC may know, so a secret link
+    can't be inferred from what it reaches. It goes one depth at a time from the entities
+    first reached at the one before, so a hub's neighbourhood costs its edges, not every path
+    through it (a path-by-path walk from a hub with 800 links found 20,000 paths at depth 2).
+    With `enough` (a placeholder for a count), a depth is not explored once the depths before
+    it found that many entities: for callers that want the nearest `enough`.
     """
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidInputError(f"depth must be 1 to {MAX_DEPTH}; got {depth}.", field="depth")
     npc = params.add(npc_id)
     start = params.add(list(anchors))
-    max_depth = params.add(depth)
     type_filter = (
         f"AND r.rel_type = ANY({params.add(list(rel_types))}::text[])" if rel_types else ""
     )
@@ -70,18 +76,32 @@ def walk_cte(
     if direction == "both":
         # A bidirectional pair is stored both ways; its outgoing row already covers the hop.
         incoming = f"""
-            UNION ALL
-            SELECT r.source_id, r.rel_type FROM relationships r
-            WHERE r.campaign_id = $1 AND r.target_id = w.id AND {visible("r", npc)} {type_filter}
-              AND NOT r.rel_type = ANY({params.add(list(BIDIRECTIONAL_TYPES))}::text[])"""
-    return f"""
-        walk (id, depth, path, via) AS (
-            SELECT a.id, 0, ARRAY[a.id], NULL::text
+                UNION ALL
+                SELECT r.source_id, r.rel_type FROM relationships r
+                WHERE r.campaign_id = $1 AND r.target_id = w.id AND {visible("r", npc)}
+                  {type_filter}
+                  AND NOT r.rel_type = ANY({params.add(list(BIDIRECTIONAL_TYPES))}::text[])"""
+    levels = [
+        f"""
+        walk_0 AS (
+            SELECT a.id, ARRAY[a.id] AS path, NULL::text AS via
             FROM entities a
             WHERE a.campaign_id = $1 AND a.id = ANY({start}::text[]) AND {entity_visible("a", npc)}
-            UNION ALL
-            SELECT step.next_id, w.depth + 1, w.path || step.next_id, step.rel_type
-            FROM walk w
+        )"""
+    ]
+    for level in range(1, depth + 1):
+        seen = " ".join(
+            f"AND NOT EXISTS (SELECT 1 FROM walk_{before} x WHERE x.id = step.next_id)"
+            for before in range(level)
+        )
+        found = " + ".join(f"(SELECT count(*) FROM walk_{before})" for before in range(1, level))
+        gate = f"AND {found} < {enough}" if enough is not None and level > 1 else ""
+        levels.append(
+            f"""
+        walk_{level} AS (
+            SELECT DISTINCT ON (step.next_id)
+                step.next_id AS id, w.path || step.next_id AS path, step.rel_type AS via
+            FROM walk_{level - 1} w
             CROSS JOIN LATERAL (
                 SELECT r.target_id AS next_id, r.rel_type FROM relationships r
                 WHERE r.campaign_id = $1 AND r.source_id = w.id
@@ -89,9 +109,14 @@ def walk_cte(
                 {incoming}
             ) step
             JOIN entities n ON n.campaign_id = $1 AND n.id = step.next_id
-            WHERE w.depth < {max_depth} AND NOT step.next_id = ANY(w.path)
-              AND {entity_visible("n", npc)}
+            WHERE {entity_visible("n", npc)} {seen} {gate}
+            ORDER BY step.next_id, w.path || step.next_id
         )"""
+        )
+    union = " UNION ALL ".join(
+        f"SELECT id, {level}, path, via FROM walk_{level}" for level in range(depth + 1)
+    )
+    return ",".join(levels) + f",\n        walk (id, depth, path, via) AS ({union})"
 
 
 class GraphQueries:
@@ -114,6 +139,7 @@ class GraphQueries:
     ) -> list[Neighbour]:
         """Entities within `depth` hops, nearest first, each once with its shortest path."""
         params = Params(self.campaign_id)
+        wanted = params.add(limit)
         walk = walk_cte(
             params,
             anchors=[entity_id],
@@ -121,17 +147,15 @@ class GraphQueries:
             npc_id=npc_id,
             direction=direction,
             rel_types=rel_types,
+            enough=wanted,
         )
         sql = f"""
-            WITH RECURSIVE {walk},
-            nearest AS (
-                SELECT DISTINCT ON (w.id) w.id, w.depth, w.path, w.via FROM walk w
-                WHERE w.depth > 0 ORDER BY w.id, w.depth, w.path
-            )
+            WITH RECURSIVE {walk}
             SELECT {ENTITY_COLUMNS}, n.depth, n.path, n.via
-            FROM nearest n JOIN entities e ON e.campaign_id = $1 AND e.id = n.id
+            FROM walk n JOIN entities e ON e.campaign_id = $1 AND e.id = n.id
+            WHERE n.depth > 0
             ORDER BY n.depth, e.name, e.id
-            LIMIT {params.add(limit)}
+            LIMIT {wanted}
         """
         with driver_errors(f"walk the graph from {entity_id!r}"):
             rows = await self._pool.fetch(sql, *params.values)

@@ -31,7 +31,8 @@ DESCRIPTION = (
     "unconfirmed are rumours."
 )
 RELATIONSHIPS_PER_ENTITY = 25
-# How many graph neighbours to consider before filtering them by type and name.
+# How many graph neighbours to consider before filtering them by type and name (unfiltered,
+# only the nearest `limit` are read).
 NEIGHBOUR_POOL = 500
 
 
@@ -104,7 +105,9 @@ class EntityQuery:
                     update={"note": f"No known entity matches related_to={related_to!r}."}
                 )
             assert hops is not None
-            views = await self._related(anchors[0], name, entity_type, relation, hops.used)
+            views = await self._related(
+                anchors[0], name, entity_type, relation, hops.used, count.used
+            )
         else:
             views = self._by_name_or_type(scope, name, entity_type)
         views = views[: count.used]
@@ -129,6 +132,7 @@ class EntityQuery:
         entity_type: EntityType | None,
         relation: str | None,
         depth: int,
+        wanted: int,
     ) -> list[tuple[Entity, str, Neighbour | None]]:
         rel_types = [checked_relationship_type(relation, "relation")] if relation else None
         neighbours = await self.queries.neighbours(
@@ -136,7 +140,7 @@ class EntityQuery:
             depth=depth,
             npc_id=self.state.npc_id,
             rel_types=rel_types,
-            limit=NEIGHBOUR_POOL,
+            limit=NEIGHBOUR_POOL if name is not None or entity_type is not None else wanted,
         )
         kept = [n for n in neighbours if entity_type is None or n.entity.type == entity_type]
         if name is not None:
