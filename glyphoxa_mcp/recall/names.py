@@ -103,6 +103,30 @@ class NameIndex:
         found: dict[int, tuple[MatchKind, float]] = {}
         for spelling in self._exact.get(query_key, ()):
             found[spelling] = ("alias" if self._aliases[spelling] else "exact"), 1.0
+        named = {self._owner[s] for s in found}
+        if accept is not None:
+            named = {owner for owner in named if accept(self.entities[owner])}
+        # Partial and fuzzy matches rank after exact and alias ones: with `limit` entities
+        # named exactly already, they could not make the list.
+        if len(named) < limit:
+            self._similar(query_words, query_key, found)
+        best: dict[int, NameMatch] = {}
+        # In spelling order, so that of equally good spellings an entity keeps its first.
+        for spelling in sorted(found):
+            entity = self.entities[self._owner[spelling]]
+            if accept is not None and not accept(entity):
+                continue
+            kind, score = found[spelling]
+            candidate = NameMatch(entity, self._texts[spelling], kind, score)
+            current = best.get(self._owner[spelling])
+            if current is None or _order(candidate) < _order(current):
+                best[self._owner[spelling]] = candidate
+        return sorted(best.values(), key=_order)[:limit]
+
+    def _similar(
+        self, query_words: str, query_key: str, found: dict[int, tuple[MatchKind, float]]
+    ) -> None:
+        """Add the partial and fuzzy matches to `found` (a spelling keeps a better kind)."""
         if len(query_key) >= MIN_PARTIAL_CHARS:
             partial = _find_all(self._words, f" {query_words} ", self._word_starts)
             partial |= _find_all(self._joined_keys, _GAP + query_key, self._key_starts, skip=1)
@@ -116,18 +140,6 @@ class NameIndex:
             limit=None,
         ):
             found.setdefault(spelling, ("fuzzy", similarity))
-        best: dict[int, NameMatch] = {}
-        # In spelling order, so that of equally good spellings an entity keeps its first.
-        for spelling in sorted(found):
-            entity = self.entities[self._owner[spelling]]
-            if accept is not None and not accept(entity):
-                continue
-            kind, score = found[spelling]
-            candidate = NameMatch(entity, self._texts[spelling], kind, score)
-            current = best.get(self._owner[spelling])
-            if current is None or _order(candidate) < _order(current):
-                best[self._owner[spelling]] = candidate
-        return sorted(best.values(), key=_order)[:limit]
 
 
 def _joined(parts: Sequence[str]) -> tuple[str, list[int]]:
