@@ -12,6 +12,7 @@ import anyio
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.cli import (
+    bench_command,
     campaign_commands,
     claude_config_command,
     correct_command,
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     session_commands.register(commands)
     correct_command.register(commands)
     eval_command.register(commands)
+    bench_command.register(commands)
     return parser
 
 

@@ -203,18 +203,20 @@ async def run_serve(args: argparse.Namespace) -> int:
             await check_npc(memory, settings.npc)
         embedder = make_embedder(embedder_settings, db.embedding_dim)
         subscriptions = HotSubscriptions(memory, settings.npc)
-        servers = {
-            tier: build_server(
-                ServerState(
-                    memory=memory,
-                    npc_id=settings.npc,
-                    policy=tier_policy(tier, settings.deadline_ms(tier)),
-                    embedder=embedder,
-                ),
-                settings.tool_names,
-                subscriptions=subscriptions,
+        states = {
+            tier: ServerState(
+                memory=memory,
+                npc_id=settings.npc,
+                policy=tier_policy(tier, settings.deadline_ms(tier)),
+                embedder=embedder,
             )
             for tier in Tier
+        }
+        # The tiers share the memory and the scope: one warm-up serves them all.
+        await states[settings.tier].warm_up()
+        servers = {
+            tier: build_server(state, settings.tool_names, subscriptions=subscriptions)
+            for tier, state in states.items()
         }
         chosen = servers[settings.tier]
         log.info(

@@ -36,6 +36,15 @@ async def init_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+async def keep_session(_conn: asyncpg.Connection) -> None:
+    """How a released connection is reset: asyncpg itself still rolls back an open
+    transaction and drops listeners; its reset query (RESET ALL, UNLISTEN *, CLOSE ALL,
+    pg_advisory_unlock_all) is skipped. Nothing here leaves session state on a pooled
+    connection - every SET is LOCAL to a transaction, temporary tables drop with it, LISTEN
+    and advisory locks take connections of their own - and the query was one more round trip
+    after every statement, as many as the statements themselves."""
+
+
 def redact_dsn(dsn: str) -> str:
     parts = urlsplit(dsn)
     if parts.password is None:
@@ -136,7 +145,11 @@ class Database:
         report = await migrate_dsn(location.dsn, embedding_dim)
         with driver_errors("connect to the database"):
             pool = await asyncpg.create_pool(
-                location.dsn, min_size=min_size, max_size=max_size, init=init_connection
+                location.dsn,
+                min_size=min_size,
+                max_size=max_size,
+                init=init_connection,
+                reset=keep_session,
             )
         return cls(pool, location, report.embedding_dim)
 

@@ -6,13 +6,15 @@ Exact name, then alias, then a partial match, then a misspelling: a speech model
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import jellyfish
+from rapidfuzz import process
+from rapidfuzz.distance import JaroWinkler
 
 from glyphoxa_mcp.storage.models import Entity
 
@@ -50,40 +52,122 @@ def _spellings(entity: Entity) -> Iterable[tuple[str, bool]]:
         yield alias, True
 
 
-def _match(
-    query_words: str, query_key: str, text: str, is_alias: bool
-) -> tuple[MatchKind, float] | None:
-    key = compact(text)
-    if not key:
-        return None
-    if key == query_key:
-        return ("alias" if is_alias else "exact"), 1.0
-    if len(query_key) >= MIN_PARTIAL_CHARS and (
-        f" {query_words} " in f" {words(text)} " or key.startswith(query_key)
-    ):
-        return "partial", len(query_key) / len(key)
-    similarity = jellyfish.jaro_winkler_similarity(query_key, key)
-    if similarity >= MIN_FUZZY_SIMILARITY:
-        return "fuzzy", similarity
-    return None
+# Separates spellings in the strings searched for partial matches; never in a normalised name.
+_GAP = "\x00"
+
+
+class NameIndex:
+    """Many entities' spellings, normalised once, to match names against again and again.
+
+    `match` gives what comparing the query with every spelling in turn gives (exact, then
+    alias, then partial, then Jaro-Winkler at least MIN_FUZZY_SIMILARITY), without a Python
+    loop over the spellings: exact ones are looked up, partial ones found by searching one
+    string of all of them, and the similarity of all of them computed in one rapidfuzz call
+    (its Jaro-Winkler scores are jellyfish's, to the last bit). With 10,000 entities that is
+    about a millisecond instead of tens.
+    """
+
+    def __init__(self, entities: Sequence[Entity]) -> None:
+        self.entities = list(entities)
+        self._owner: list[int] = []
+        self._texts: list[str] = []
+        self._aliases: list[bool] = []
+        self._keys: list[str] = []
+        self._exact: dict[str, list[int]] = {}
+        word_forms = []
+        for position, entity in enumerate(self.entities):
+            for text, is_alias in _spellings(entity):
+                key = compact(text)
+                if not key:
+                    continue
+                self._exact.setdefault(key, []).append(len(self._keys))
+                self._owner.append(position)
+                self._texts.append(text)
+                self._aliases.append(is_alias)
+                self._keys.append(key)
+                word_forms.append(f" {words(text)} ")
+        self._words, self._word_starts = _joined(word_forms)
+        self._joined_keys, self._key_starts = _joined(self._keys)
+
+    def match(
+        self,
+        query: str,
+        limit: int = 10,
+        accept: Callable[[Entity], bool] | None = None,
+    ) -> list[NameMatch]:
+        """Entities `query` may name, best first: each entity once, by its best spelling;
+        only entities `accept` takes, when given."""
+        query_words, query_key = words(query), compact(query)
+        if not query_key:
+            return []
+        found: dict[int, tuple[MatchKind, float]] = {}
+        for spelling in self._exact.get(query_key, ()):
+            found[spelling] = ("alias" if self._aliases[spelling] else "exact"), 1.0
+        named = {self._owner[s] for s in found}
+        if accept is not None:
+            named = {owner for owner in named if accept(self.entities[owner])}
+        # Partial and fuzzy matches rank after exact and alias ones: with `limit` entities
+        # named exactly already, they could not make the list.
+        if len(named) < limit:
+            self._similar(query_words, query_key, found)
+        best: dict[int, NameMatch] = {}
+        # In spelling order, so that of equally good spellings an entity keeps its first.
+        for spelling in sorted(found):
+            entity = self.entities[self._owner[spelling]]
+            if accept is not None and not accept(entity):
+                continue
+            kind, score = found[spelling]
+            candidate = NameMatch(entity, self._texts[spelling], kind, score)
+            current = best.get(self._owner[spelling])
+            if current is None or _order(candidate) < _order(current):
+                best[self._owner[spelling]] = candidate
+        return sorted(best.values(), key=_order)[:limit]
+
+    def _similar(
+        self, query_words: str, query_key: str, found: dict[int, tuple[MatchKind, float]]
+    ) -> None:
+        """Add the partial and fuzzy matches to `found` (a spelling keeps a better kind)."""
+        if len(query_key) >= MIN_PARTIAL_CHARS:
+            partial = _find_all(self._words, f" {query_words} ", self._word_starts)
+            partial |= _find_all(self._joined_keys, _GAP + query_key, self._key_starts, skip=1)
+            for spelling in partial:
+                found.setdefault(spelling, ("partial", len(query_key) / len(self._keys[spelling])))
+        for _, similarity, spelling in process.extract(
+            query_key,
+            self._keys,
+            scorer=JaroWinkler.similarity,
+            score_cutoff=MIN_FUZZY_SIMILARITY,
+            limit=None,
+        ):
+            found.setdefault(spelling, ("fuzzy", similarity))
+
+
+def _joined(parts: Sequence[str]) -> tuple[str, list[int]]:
+    """The parts in one string, each after a gap, and where each part starts."""
+    starts = []
+    position = 0
+    for part in parts:
+        starts.append(position + len(_GAP))
+        position += len(_GAP) + len(part)
+    return "".join(_GAP + part for part in parts), starts
+
+
+def _find_all(haystack: str, needle: str, starts: list[int], skip: int = 0) -> set[int]:
+    """The parts (by position in `starts`) that contain `needle`; a needle starting with the
+    gap (`skip` = its length) finds the parts that begin with the rest of it."""
+    hits = set()
+    at = haystack.find(needle)
+    while at >= 0:
+        part = bisect.bisect_right(starts, at + skip) - 1
+        hits.add(part)
+        following = starts[part + 1] if part + 1 < len(starts) else len(haystack)
+        at = haystack.find(needle, following - len(_GAP))
+    return hits
 
 
 def match_names(query: str, entities: Sequence[Entity], limit: int = 10) -> list[NameMatch]:
     """Entities `query` may name, best first: each entity once, by its best spelling."""
-    query_words, query_key = words(query), compact(query)
-    if not query_key:
-        return []
-    best: dict[str, NameMatch] = {}
-    for entity in entities:
-        for text, is_alias in _spellings(entity):
-            found = _match(query_words, query_key, text, is_alias)
-            if found is None:
-                continue
-            candidate = NameMatch(entity, text, found[0], found[1])
-            current = best.get(entity.id)
-            if current is None or _order(candidate) < _order(current):
-                best[entity.id] = candidate
-    return sorted(best.values(), key=_order)[:limit]
+    return NameIndex(entities).match(query, limit)
 
 
 def _order(match: NameMatch) -> tuple[int, float, str, str]:

@@ -21,9 +21,10 @@ from glyphoxa_mcp.recall.hot_context import (
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.sentences import seen_from
+from glyphoxa_mcp.server.concurrency import concurrently
 from glyphoxa_mcp.server.results import EntityRef
 from glyphoxa_mcp.server.state import Scope, ServerState, scope_of
-from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot
+from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
 # Attributes that shape how an NPC talks and acts come first when the budget is tight.
@@ -61,13 +62,16 @@ class HotLayer:
         self.memory = state.memory
         self.budgets = budgets
 
-    async def npc_entity(self, npc_id: str) -> Entity:
+    def _speaks_for(self, npc_id: str) -> None:
         if self.state.npc_id is not None and npc_id != self.state.npc_id:
             raise InvalidInputError(
                 f"This server speaks for {self.state.npc_id!r}; it has no hot context for "
                 f"{npc_id!r}.",
                 field="npc_id",
             )
+
+    async def npc_entity(self, npc_id: str) -> Entity:
+        self._speaks_for(npc_id)
         try:
             entity = await self.memory.graph.get_entity(npc_id)
         except NotFoundError:
@@ -78,16 +82,36 @@ class HotLayer:
             raise InvalidInputError(f"{npc_id!r} is a {entity.type.value}, not an NPC.")
         return entity
 
-    async def build(self, npc_id: str, session_id: str | None) -> HotContext:
-        npc = await self.npc_entity(npc_id)
+    async def _session(self, session_id: str | None) -> str | None:
         if session_id is not None:
             await self.memory.sessions.get(session_id)
-        else:
-            session_id = await self.memory.log.latest_session_id()
-        snapshot = await self.memory.queries.identity_snapshot(npc.id, npc_id=npc.id)
-        scope = await scope_of(self.memory, npc.id)
+            return session_id
+        return await self.memory.log.latest_session_id()
+
+    async def build(self, npc_id: str, session_id: str | None) -> HotContext:
+        self._speaks_for(npc_id)
+        # Independent reads side by side; should several fail, the NPC's own error wins, as
+        # when they ran in this order one after another.
+        npc, session_id, snapshot, scope = await concurrently(
+            lambda: self.npc_entity(npc_id),
+            lambda: self._session(session_id),
+            lambda: self.memory.queries.identity_snapshot(npc_id, npc_id=npc_id),
+            lambda: scope_of(self.memory, npc_id),
+        )
         identity = self._identity(snapshot, scope.redactor)
-        lines, speakers = await self._transcript(session_id, scope)
+        location = next(
+            (
+                r.other
+                for r in snapshot.relationships
+                if r.relationship.rel_type == "LOCATED_AT" and r.direction == "outgoing"
+            ),
+            None,
+        )
+        (lines, speakers), around, quests = await concurrently(
+            lambda: self._transcript(session_id, scope),
+            lambda: self._around(location, npc.id),
+            lambda: self.memory.graph.find_entities(type=EntityType.QUEST, npc_id=npc.id, limit=50),
+        )
         transcript_lines, dropped = fit_newest(
             [f"{line.speaker}: {line.text}" for line in lines], self.budgets.transcript_tokens
         )
@@ -97,7 +121,7 @@ class HotLayer:
             self.budgets.transcript_tokens,
             dropped,
         )
-        scene, location, present, quests = await self._scene(snapshot, speakers, scope)
+        scene, present, active = self._scene(snapshot, location, around, quests, speakers, scope)
         return HotContext(
             npc=_ref(npc),
             session_id=session_id,
@@ -106,9 +130,9 @@ class HotLayer:
             scene=scene,
             recent_transcript=transcript,
             transcript=lines[len(lines) - len(transcript_lines) :],
-            location=location,
+            location=_ref(location) if location else None,
             present=present,
-            active_quests=quests,
+            active_quests=active,
             budgets=self.budgets,
             prompt=render_prompt(npc.name, identity, transcript, scene),
         )
@@ -171,28 +195,30 @@ class HotLayer:
         speakers = [e.npc_id for e in heard if e.npc_id]
         return lines, speakers
 
-    async def _scene(
-        self, snapshot: IdentitySnapshot, speaking_npcs: list[str], scope: Scope
-    ) -> tuple[Section, EntityRef | None, list[EntityRef], list[EntityRef]]:
+    async def _around(self, location: Entity | None, npc_id: str) -> list[Neighbour]:
+        """Who and what is at the NPC's location, as the NPC knows it."""
+        if location is None:
+            return []
+        return await self.memory.queries.neighbours(
+            location.id, npc_id=npc_id, rel_types=["LOCATED_AT"], limit=50
+        )
+
+    def _scene(
+        self,
+        snapshot: IdentitySnapshot,
+        location: Entity | None,
+        around: list[Neighbour],
+        all_quests: list[Entity],
+        speaking_npcs: list[str],
+        scope: Scope,
+    ) -> tuple[Section, list[EntityRef], list[EntityRef]]:
         redactor = scope.redactor
         npc = snapshot.entity
-        queries = self.memory.queries
-        location = next(
-            (
-                r.other
-                for r in snapshot.relationships
-                if r.relationship.rel_type == "LOCATED_AT" and r.direction == "outgoing"
-            ),
-            None,
-        )
         present: dict[str, Entity] = {}
-        if location is not None:
-            for neighbour in await queries.neighbours(
-                location.id, npc_id=npc.id, rel_types=["LOCATED_AT"], limit=50
-            ):
-                if neighbour.entity.type in (EntityType.NPC, EntityType.PLAYER):
-                    present[neighbour.entity.id] = neighbour.entity
-        known = {e.id: e for e in scope.known}
+        for neighbour in around:
+            if neighbour.entity.type in (EntityType.NPC, EntityType.PLAYER):
+                present[neighbour.entity.id] = neighbour.entity
+        known = scope.by_id
         for npc_id in speaking_npcs:
             if npc_id in known:
                 present.setdefault(npc_id, known[npc_id])
@@ -202,9 +228,7 @@ class HotLayer:
         }
         quests = [
             e
-            for e in await self.memory.graph.find_entities(
-                type=EntityType.QUEST, npc_id=npc.id, limit=50
-            )
+            for e in all_quests
             if str(e.attributes.get("status", "")).lower() in ACTIVE_QUEST_STATES
         ]
         lines: list[Line] = []
@@ -224,7 +248,6 @@ class HotLayer:
         kept, dropped = fit_by_relevance(header, lines, self.budgets.scene_tokens)
         return (
             section(header, kept, self.budgets.scene_tokens, dropped),
-            _ref(location) if location else None,
             [_ref(e) for e in present.values()],
             [_ref(q) for q in quests],
         )

@@ -14,7 +14,6 @@ from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCach
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.prefetch_triggers import temporal_reference
 from glyphoxa_mcp.recall.sentences import seen_from
 from glyphoxa_mcp.server.hot_layer import HotLayer
@@ -66,7 +65,7 @@ async def prefetch_context(
     # spell out a secret in the NPC's own context.
     heard = utterance
     utterance = correctors.for_entities(scope.known).correct(heard).corrected
-    named = [i for i in NamePattern.of_entities(scope.known).owners_in(utterance) if i != npc.id]
+    named = [i for i in scope.mentions.owners_in(utterance) if i != npc.id]
     snapshots = await memory.queries.snapshots(
         named[:MAX_ENTITIES], npc_id=npc.id, max_relationships=RELATIONSHIPS_EACH
     )

@@ -4,6 +4,7 @@ applies, and the tier's limits. Built by the host, handed to the server's lifesp
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.recall.names import NameIndex
 from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor
 from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -42,25 +45,61 @@ class ServerState:
         """This server's scope; read it once per call and pass it along."""
         return await scope_of(self.memory, self.npc_id)
 
+    async def warm_up(self) -> None:
+        """Build this server's scope and what is built from it now, before the first call
+        would have to (seconds with 10,000 entities, more than a tier's deadline)."""
+        scope = await self.view()
+        _ = scope.names, scope.mentions, scope.by_name
+
 
 @dataclass(frozen=True)
 class Scope:
     """One NPC's knowledge (None: the DM's): the entities it may know, the ids it may not,
-    and a redactor for the hidden names in free text."""
+    and a redactor for the hidden names in free text.
+
+    Scopes are cached until an entity changes (see `scope_of`), so what is built from
+    `known` for matching is built on first use and kept with it."""
 
     known: tuple[Entity, ...]
     hidden_ids: frozenset[str]
     redactor: Redactor
 
+    @functools.cached_property
+    def names(self) -> NameIndex:
+        """The known entities' names, to resolve what a model calls one of them."""
+        return NameIndex(self.known)
+
+    @functools.cached_property
+    def mentions(self) -> NamePattern:
+        """The known entities' names, to find them in text."""
+        return NamePattern.of_entities(self.known)
+
+    @functools.cached_property
+    def by_id(self) -> dict[str, Entity]:
+        return {entity.id: entity for entity in self.known}
+
+    @functools.cached_property
+    def by_name(self) -> tuple[Entity, ...]:
+        """The known entities in alphabetical order."""
+        return tuple(sorted(self.known, key=lambda e: (e.name.lower(), e.id)))
+
 
 async def scope_of(memory: CampaignMemory, npc_id: str | None) -> Scope:
-    known = tuple(await memory.queries.entity_names(npc_id))
+    """The scope of `npc_id` (None: the DM), computed once per version of the campaign's
+    entities: loading 10,000 entities and compiling their names takes far longer than a
+    tool call may."""
+    return await memory.entity_cache.get(("scope", npc_id), lambda: _scope(memory, npc_id))
+
+
+async def _scope(memory: CampaignMemory, npc_id: str | None) -> Scope:
+    everyone = await memory.entity_cache.get(("entities",), memory.queries.entity_names)
     if npc_id is None:
-        return Scope(known, frozenset(), SHOW_EVERYTHING)
-    visible = {e.id for e in known}
-    hidden = [e for e in await memory.queries.entity_names() if e.id not in visible]
+        return Scope(tuple(everyone), frozenset(), SHOW_EVERYTHING)
+    # Which entities the NPC may know is decided in SQL, as everywhere else.
+    visible = set(await memory.queries.visible_entity_ids(npc_id))
+    hidden = [e for e in everyone if e.id not in visible]
     return Scope(
-        known,
+        tuple(e for e in everyone if e.id in visible),
         frozenset(entity.id for entity in hidden),
         Redactor.hiding(s for entity in hidden for s in (entity.name, *entity.aliases)),
     )

@@ -52,17 +52,23 @@ def walk_cte(
     npc_id: str | None,
     direction: Direction = "both",
     rel_types: Sequence[str] | None = None,
+    enough: str | None = None,
 ) -> str:
-    """A recursive CTE `walk(id, depth, path, via)` from the anchors, up to `depth` hops.
+    """CTEs ending in `walk(id, depth, path, via)`: the anchors (depth 0) and every entity
+    within `depth` hops, once, at its least depth, with the least (in array order) of its
+    shortest paths.
 
-    Cycle-safe (a path never revisits an entity) and scoped: it only crosses relationships and
-    entities the NPC may know, so a secret link can't be inferred from what it reaches.
+    Scoped: it only crosses relationships and entities the NPC may know, so a secret link
+    can't be inferred from what it reaches. It goes one depth at a time from the entities
+    first reached at the one before, so a hub's neighbourhood costs its edges, not every path
+    through it (a path-by-path walk from a hub with 800 links found 20,000 paths at depth 2).
+    With `enough` (a placeholder for a count), a depth is not explored once the depths before
+    it found that many entities: for callers that want the nearest `enough`.
     """
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidInputError(f"depth must be 1 to {MAX_DEPTH}; got {depth}.", field="depth")
     npc = params.add(npc_id)
     start = params.add(list(anchors))
-    max_depth = params.add(depth)
     type_filter = (
         f"AND r.rel_type = ANY({params.add(list(rel_types))}::text[])" if rel_types else ""
     )
@@ -70,18 +76,32 @@ def walk_cte(
     if direction == "both":
         # A bidirectional pair is stored both ways; its outgoing row already covers the hop.
         incoming = f"""
-            UNION ALL
-            SELECT r.source_id, r.rel_type FROM relationships r
-            WHERE r.campaign_id = $1 AND r.target_id = w.id AND {visible("r", npc)} {type_filter}
-              AND NOT r.rel_type = ANY({params.add(list(BIDIRECTIONAL_TYPES))}::text[])"""
-    return f"""
-        walk (id, depth, path, via) AS (
-            SELECT a.id, 0, ARRAY[a.id], NULL::text
+                UNION ALL
+                SELECT r.source_id, r.rel_type FROM relationships r
+                WHERE r.campaign_id = $1 AND r.target_id = w.id AND {visible("r", npc)}
+                  {type_filter}
+                  AND NOT r.rel_type = ANY({params.add(list(BIDIRECTIONAL_TYPES))}::text[])"""
+    levels = [
+        f"""
+        walk_0 AS (
+            SELECT a.id, ARRAY[a.id] AS path, NULL::text AS via
             FROM entities a
             WHERE a.campaign_id = $1 AND a.id = ANY({start}::text[]) AND {entity_visible("a", npc)}
-            UNION ALL
-            SELECT step.next_id, w.depth + 1, w.path || step.next_id, step.rel_type
-            FROM walk w
+        )"""
+    ]
+    for level in range(1, depth + 1):
+        seen = " ".join(
+            f"AND NOT EXISTS (SELECT 1 FROM walk_{before} x WHERE x.id = step.next_id)"
+            for before in range(level)
+        )
+        found = " + ".join(f"(SELECT count(*) FROM walk_{before})" for before in range(1, level))
+        gate = f"AND {found} < {enough}" if enough is not None and level > 1 else ""
+        levels.append(
+            f"""
+        walk_{level} AS (
+            SELECT DISTINCT ON (step.next_id)
+                step.next_id AS id, w.path || step.next_id AS path, step.rel_type AS via
+            FROM walk_{level - 1} w
             CROSS JOIN LATERAL (
                 SELECT r.target_id AS next_id, r.rel_type FROM relationships r
                 WHERE r.campaign_id = $1 AND r.source_id = w.id
@@ -89,9 +109,14 @@ def walk_cte(
                 {incoming}
             ) step
             JOIN entities n ON n.campaign_id = $1 AND n.id = step.next_id
-            WHERE w.depth < {max_depth} AND NOT step.next_id = ANY(w.path)
-              AND {entity_visible("n", npc)}
+            WHERE {entity_visible("n", npc)} {seen} {gate}
+            ORDER BY step.next_id, w.path || step.next_id
         )"""
+        )
+    union = " UNION ALL ".join(
+        f"SELECT id, {level}, path, via FROM walk_{level}" for level in range(depth + 1)
+    )
+    return ",".join(levels) + f",\n        walk (id, depth, path, via) AS ({union})"
 
 
 class GraphQueries:
@@ -114,6 +139,7 @@ class GraphQueries:
     ) -> list[Neighbour]:
         """Entities within `depth` hops, nearest first, each once with its shortest path."""
         params = Params(self.campaign_id)
+        wanted = params.add(limit)
         walk = walk_cte(
             params,
             anchors=[entity_id],
@@ -121,17 +147,15 @@ class GraphQueries:
             npc_id=npc_id,
             direction=direction,
             rel_types=rel_types,
+            enough=wanted,
         )
         sql = f"""
-            WITH RECURSIVE {walk},
-            nearest AS (
-                SELECT DISTINCT ON (w.id) w.id, w.depth, w.path, w.via FROM walk w
-                WHERE w.depth > 0 ORDER BY w.id, w.depth, w.path
-            )
+            WITH RECURSIVE {walk}
             SELECT {ENTITY_COLUMNS}, n.depth, n.path, n.via
-            FROM nearest n JOIN entities e ON e.campaign_id = $1 AND e.id = n.id
+            FROM walk n JOIN entities e ON e.campaign_id = $1 AND e.id = n.id
+            WHERE n.depth > 0
             ORDER BY n.depth, e.name, e.id
-            LIMIT {params.add(limit)}
+            LIMIT {wanted}
         """
         with driver_errors(f"walk the graph from {entity_id!r}"):
             rows = await self._pool.fetch(sql, *params.values)
@@ -215,27 +239,30 @@ class GraphQueries:
                     WHERE f.campaign_id = $1 AND f.subject_id = e.id
                       AND f.superseded_by IS NULL AND {visible("f", npc)}
                 ), '[]'::jsonb)"""
+        # The first `max_relationships` in order are picked on narrow rows; only those are
+        # turned into JSON (a hub has hundreds of relationships, of which 100 are kept).
         sql = f"""
             SELECT {ENTITY_COLUMNS},
                 coalesce((
-                    SELECT jsonb_agg(related_rows.related ORDER BY related_rows.position)
-                    FROM (
-                        SELECT jsonb_build_object(
-                            'direction', CASE WHEN r.source_id = e.id
+                    SELECT jsonb_agg(
+                        jsonb_build_object(
+                            'direction', CASE WHEN (top.r).source_id = e.id
                                          THEN 'outgoing' ELSE 'incoming' END,
-                            'relationship', {_json_object("r", RELATIONSHIP_COLUMNS)},
-                            'other', {_json_object("o", ENTITY_COLUMNS)}
-                        ) AS related,
-                        row_number() OVER (ORDER BY r.rel_type, o.name, o.id) AS position
-                        FROM relationships r
+                            'relationship', {_json_object("(top.r)", RELATIONSHIP_COLUMNS)},
+                            'other', {_json_object("(top.o)", ENTITY_COLUMNS)}
+                        )
+                        ORDER BY (top.r).rel_type, (top.o).name, (top.o).id, (top.r).id
+                    )
+                    FROM (
+                        SELECT r, o FROM relationships r
                         JOIN entities o ON o.campaign_id = r.campaign_id AND o.id = {other_id}
                         WHERE r.campaign_id = $1
                           AND (r.source_id = e.id OR (r.target_id = e.id
                                AND NOT r.rel_type = ANY({bidirectional}::text[])))
                           AND {visible("r", npc)} AND {entity_visible("o", npc)}
-                        ORDER BY position
+                        ORDER BY r.rel_type, o.name, o.id, r.id
                         LIMIT {params.add(max_relationships)}
-                    ) related_rows
+                    ) top
                 ), '[]'::jsonb) AS related,
                 {facts} AS facts
             FROM entities e
@@ -273,6 +300,16 @@ class GraphQueries:
             rows = await self._pool.fetch(sql, self.campaign_id, npc_id)
         return [entity_from_row(row) for row in rows]
 
+    async def visible_entity_ids(self, npc_id: str) -> list[str]:
+        """The ids of every entity the NPC may know."""
+        sql = f"""
+            SELECT e.id FROM entities e
+            WHERE e.campaign_id = $1 AND {entity_visible("e", "$2")} ORDER BY e.id
+        """
+        with driver_errors(f"read what {npc_id!r} may know"):
+            rows = await self._pool.fetch(sql, self.campaign_id, npc_id)
+        return [row["id"] for row in rows]
+
     async def session_entities(self, session_id: str, npc_id: str | None = None) -> list[Entity]:
         """Entities involved in a session: tagged in its chunks, speaking in it, or the subject
         or an end of facts and relationships sourced from it."""
@@ -289,8 +326,11 @@ class GraphQueries:
                 WHERE campaign_id = $1 AND provenance ->> 'session_id' = $2
                   AND {visible("r", "$3")}
             )
-            SELECT {ENTITY_COLUMNS} FROM entities e JOIN involved i ON i.id = e.id
-            WHERE e.campaign_id = $1 AND {entity_visible("e", "$3")}
+            -- As an array of ids, so that the entities are fetched by key: the planner
+            -- cannot know that a session involves dozens of entities, not thousands.
+            SELECT {ENTITY_COLUMNS} FROM entities e
+            WHERE e.campaign_id = $1 AND e.id = ANY(ARRAY(SELECT id FROM involved))
+              AND {entity_visible("e", "$3")}
             ORDER BY e.type, e.name, e.id
         """
         with driver_errors(f"read the entities of session {session_id!r}"):

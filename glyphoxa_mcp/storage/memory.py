@@ -5,6 +5,7 @@ from __future__ import annotations
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.storage.campaigns import Sessions
 from glyphoxa_mcp.storage.curation import Curation
+from glyphoxa_mcp.storage.entity_cache import EntityCache
 from glyphoxa_mcp.storage.fact_queries import FactQueries
 from glyphoxa_mcp.storage.graph_queries import GraphQueries
 from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
@@ -26,3 +27,4 @@ class CampaignMemory:
         self.facts = FactQueries(db, campaign_id)
         self.curation = Curation(db, campaign_id)
         self.pending = PendingEntities(db, campaign_id)
+        self.entity_cache = EntityCache(db, campaign_id)

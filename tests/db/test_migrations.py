@@ -27,6 +27,7 @@ EXPECTED_TABLES = {
     "facts",
     "glyphoxa_migrations",
     "pending_entities",
+    "entity_versions",
 }
 
 

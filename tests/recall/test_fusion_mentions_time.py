@@ -48,6 +48,27 @@ def test_mentions_are_whole_words_longest_first_in_order() -> None:
     assert not NamePattern.of_entities([]).found_in("anything")
 
 
+def test_mentions_match_where_the_plain_longest_first_alternation_matches() -> None:
+    """The trie-shaped pattern is an optimisation only: same matches, same places."""
+    import random
+    import re
+
+    rng = random.Random(5)
+    pieces = ["al", "bran", "dor", "Dor", "ric", " ", "-", "'s", "é", "the ", "x"]
+    terms = {
+        "".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))).strip() for _ in range(300)
+    }
+    terms = {t for t in terms if len(t) >= 2}
+    pattern = NamePattern.of_terms((t, t) for t in terms).pattern
+    assert pattern is not None
+    folded = sorted({t.casefold() for t in terms}, key=len, reverse=True)
+    flat = re.compile(rf"(?<!\w)(?:{'|'.join(re.escape(t) for t in folded)})(?!\w)", re.IGNORECASE)
+    for _ in range(2000):
+        text = "".join(rng.choice([*pieces, ", ", ". ", "n"]) for _ in range(rng.randint(1, 12)))
+        expected = [(m.start(), m.group(0)) for m in flat.finditer(text)]
+        assert [(m.start(), m.group(0)) for m in pattern.finditer(text)] == expected, text
+
+
 @pytest.mark.parametrize(
     ("text", "bound"),
     [

@@ -18,6 +18,7 @@ from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewFact
 from tests.cli.test_db_commands import run_cli
 from tests.server.conftest import call
 
@@ -82,3 +83,31 @@ async def test_secrets_from_the_campaign_file_and_secret_mark(
     assert "Salt Knives" in seen and "insurance" in seen
     # Berrit's membership is still his own secret.
     assert "Old Berrit is a member of Salt Knives" not in seen
+
+
+async def test_a_running_server_applies_a_new_secret_at_its_next_call(
+    db384: Database, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    """Scopes (and their redactors) are cached until an entity changes; a change made by
+    another process counts from the next call on."""
+    await load_campaign(db384, parse_campaign_file(sample_campaign(), "campaign.yaml"))
+    # Free text naming Maelis, about someone else: only the redactor can keep it back.
+    await CampaignMemory(db384, "demo").graph.upsert_fact(
+        NewFact(subject_id="temple-of-the-tide", text="Maelis keeps the keys of the temple.")
+    )
+    dsn = ["--dsn", db384.location.dsn, "--embedding-dim", "384", "--campaign", "demo"]
+
+    async def seen(client: Client) -> str:
+        return json.dumps(
+            [
+                await call(client, "memory.query_entities", name="Maelis"),
+                await call(client, "memory.search_facts", query="keys of the temple"),
+            ]
+        )
+
+    async with as_npc(db384, "ysolde", offline_embedder) as ysolde:
+        assert "Maelis keeps the keys" in await seen(ysolde)
+        assert run_cli("secret", "mark", "Maelis", *dsn).returncode == 0
+        assert "Maelis" not in await seen(ysolde)
+        assert run_cli("secret", "reveal", "Maelis", *dsn).returncode == 0
+        assert "Maelis keeps the keys" in await seen(ysolde)

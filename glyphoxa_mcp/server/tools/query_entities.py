@@ -18,7 +18,7 @@ from glyphoxa_mcp.server.results import (
     QueryEntitiesResult,
     RelationshipView,
 )
-from glyphoxa_mcp.server.state import ServerState, state_of, tool_errors
+from glyphoxa_mcp.server.state import Scope, ServerState, state_of, tool_errors
 from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour, RelatedEntity
 from glyphoxa_mcp.storage.vocabulary import EntityType, checked_relationship_type
@@ -31,7 +31,8 @@ DESCRIPTION = (
     "unconfirmed are rumours."
 )
 RELATIONSHIPS_PER_ENTITY = 25
-# How many graph neighbours to consider before filtering them by type and name.
+# How many graph neighbours to consider before filtering them by type and name (unfiltered,
+# only the nearest `limit` are read).
 NEIGHBOUR_POOL = 500
 
 
@@ -97,30 +98,32 @@ class EntityQuery:
             scope=self.state.scope,
         )
         scope = await self.state.view()
-        known = list(scope.known)
         if related_to is not None:
-            anchors = match_names(related_to, known, limit=1)
+            anchors = scope.names.match(related_to, limit=1)
             if not anchors:
                 return result.model_copy(
                     update={"note": f"No known entity matches related_to={related_to!r}."}
                 )
             assert hops is not None
-            views = await self._related(anchors[0], name, entity_type, relation, hops.used)
+            views = await self._related(
+                anchors[0], name, entity_type, relation, hops.used, count.used
+            )
         else:
-            views = self._by_name_or_type(known, name, entity_type)
+            views = self._by_name_or_type(scope, name, entity_type)
         views = views[: count.used]
         entities = await self._with_relationships(views, scope.redactor)
         note = None if entities else "No entity matched; check the spelling or try a type."
         return result.model_copy(update={"entities": entities, "note": note})
 
     def _by_name_or_type(
-        self, known: list[Entity], name: str | None, entity_type: EntityType | None
+        self, scope: Scope, name: str | None, entity_type: EntityType | None
     ) -> list[tuple[Entity, str, Neighbour | None]]:
-        candidates = [e for e in known if entity_type is None or e.type == entity_type]
         if name is None:
-            ordered = sorted(candidates, key=lambda e: (e.name.lower(), e.id))
-            return [(e, "type", None) for e in ordered]
-        return [(m.entity, m.kind, None) for m in match_names(name, candidates, limit=50)]
+            return [(e, "type", None) for e in scope.by_name if e.type == entity_type]
+        matches = scope.names.match(
+            name, limit=50, accept=lambda e: entity_type is None or e.type == entity_type
+        )
+        return [(m.entity, m.kind, None) for m in matches]
 
     async def _related(
         self,
@@ -129,6 +132,7 @@ class EntityQuery:
         entity_type: EntityType | None,
         relation: str | None,
         depth: int,
+        wanted: int,
     ) -> list[tuple[Entity, str, Neighbour | None]]:
         rel_types = [checked_relationship_type(relation, "relation")] if relation else None
         neighbours = await self.queries.neighbours(
@@ -136,7 +140,7 @@ class EntityQuery:
             depth=depth,
             npc_id=self.state.npc_id,
             rel_types=rel_types,
-            limit=NEIGHBOUR_POOL,
+            limit=NEIGHBOUR_POOL if name is not None or entity_type is not None else wanted,
         )
         kept = [n for n in neighbours if entity_type is None or n.entity.type == entity_type]
         if name is not None:

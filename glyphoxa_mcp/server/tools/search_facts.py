@@ -9,10 +9,9 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
-from glyphoxa_mcp.recall.mentions import NamePattern
-from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
+from glyphoxa_mcp.server.concurrency import concurrently
 from glyphoxa_mcp.server.results import CountLimit, EntityRef, FactHit, SearchFactsResult
 from glyphoxa_mcp.server.state import (
     Scope,
@@ -25,7 +24,7 @@ from glyphoxa_mcp.server.tiers import clamp
 from glyphoxa_mcp.server.tools.query_entities import provenance_view
 from glyphoxa_mcp.server.tools.session_summary import known_session
 from glyphoxa_mcp.storage.fact_queries import FactFilters
-from glyphoxa_mcp.storage.models import Entity, Fact, Relationship
+from glyphoxa_mcp.storage.models import Entity, Fact, FactMatch, Relationship
 
 DESCRIPTION = (
     "Search what is known to be true in the campaign: facts, events and relationships, each "
@@ -80,10 +79,9 @@ async def search_facts(
         if session_id is not None and session_id.strip():
             await known_session(state.memory.sessions, session_id.strip())
         scope = await state.view()
-        known = list(scope.known)
         subject = None
         if entity is not None and entity.strip():
-            matches = match_names(entity, known, limit=1)
+            matches = scope.names.match(entity, limit=1)
             if not matches:
                 return result.model_copy(update={"note": f"No known entity matches {entity!r}."})
             subject = matches[0].entity
@@ -116,7 +114,7 @@ class FactSearch:
     ) -> None:
         self.state = state
         self.scope = scope
-        self.known = {e.id: e for e in scope.known}
+        self.known = scope.by_id
         self.filters = filters
         self.lower, self.upper = lower, upper
 
@@ -124,11 +122,16 @@ class FactSearch:
         facts = self.state.memory.facts
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
         npc = self.state.npc_id
-        by_words = await facts.by_text(query, self.filters, k=pool, npc_id=npc)
-        by_meaning = await facts.by_vector(
-            await self.state.embed_query(query), self.filters, k=pool, npc_id=npc
+
+        async def nearest() -> list[FactMatch]:
+            vector = await self.state.embed_query(query)
+            return await facts.by_vector(vector, self.filters, k=pool, npc_id=npc)
+
+        by_words, by_meaning, relationships = await concurrently(
+            lambda: facts.by_text(query, self.filters, k=pool, npc_id=npc),
+            nearest,
+            lambda: self._relationships(query, subject),
         )
-        relationships = await self._relationships(query, subject)
         found = {m.fact.id: m.fact for m in (*by_words, *by_meaning)}
         fused = reciprocal_rank_fusion(
             {
@@ -159,11 +162,7 @@ class FactSearch:
         word with the query, best first."""
         if self._story_bounded():
             return []  # relationships have no story time
-        about = (
-            [subject.id]
-            if subject
-            else NamePattern.of_entities(list(self.known.values())).owners_in(query)
-        )
+        about = [subject.id] if subject else self.scope.mentions.owners_in(query)
         words = {w for w in _WORD.findall(query.lower()) if w not in _STOP}
         scored: dict[int, tuple[int, Relationship]] = {}
         for entity_id in about:

@@ -10,10 +10,10 @@ from pydantic import Field
 
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
-from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.query_dates import named_period
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
+from glyphoxa_mcp.server.concurrency import concurrently
 from glyphoxa_mcp.server.results import CountLimit, SearchSessionsResult, SessionHit
 from glyphoxa_mcp.server.state import (
     Scope,
@@ -156,7 +156,9 @@ class SessionSearch:
 
     async def run(self, query: str, wanted: int) -> list[SessionHit]:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
-        embedding = await self.state.embed_query(query)
+        embedding, sessions = await concurrently(
+            lambda: self.state.embed_query(query), self.memory.sessions.list
+        )
         found = await self._meaning_and_words(query, embedding, self.filters, pool)
         period = named_period(query)
         if period is not None and self.filters.after is None and self.filters.before is None:
@@ -175,15 +177,18 @@ class SessionSearch:
         # A passage is given as its lines from the log, so overlapping ones can be trimmed.
         lines = {i for c in found.chunks.values() for i in c.entry_ids} - found.entries.keys()
         found.entries.update({e.id: e for e in await self.memory.log.get_many(sorted(lines))})
-        titles = {s.id: s.title for s in await self.memory.sessions.list()}
+        titles = {s.id: s.title for s in sessions}
         return self._hits(fused, found.chunks, found.entries, titles, self.scope.redactor, wanted)
 
     async def _meaning_and_words(
         self, query: str, embedding: list[float], filters: SearchFilters, pool: int
     ) -> Candidates:
-        by_meaning = await self.memory.index.nearest(embedding, filters, k=pool)
-        chunk_words = await self.memory.index.search_text(query, filters, k=pool)
-        entry_words = await self.memory.log.search(query, filters, limit=pool)
+        # Independent reads, side by side.
+        by_meaning, chunk_words, entry_words = await concurrently(
+            lambda: self.memory.index.nearest(embedding, filters, k=pool),
+            lambda: self.memory.index.search_text(query, filters, k=pool),
+            lambda: self.memory.log.search(query, filters, limit=pool),
+        )
         # Passages and single utterances that share words with the query, in one ranking:
         # BM25 scores of the two collections differ in scale, so each is taken relative to
         # its best.
@@ -203,7 +208,7 @@ class SessionSearch:
 
     async def _through_the_graph(self, query: str, embedding: list[float], k: int) -> list[Chunk]:
         """DEEP: chunks about the entities the query names and their neighbours."""
-        named = NamePattern.of_entities(self.scope.known).owners_in(query)
+        named = self.scope.mentions.owners_in(query)
         if not named:
             return []
         found = await self.memory.queries.chunks_near_entities(

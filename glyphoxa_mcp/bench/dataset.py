@@ -1,0 +1,97 @@
+"""A whole synthetic campaign from a spec and a seed: the same spec, the same rows. (pure)"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from glyphoxa_mcp.bench import words
+from glyphoxa_mcp.bench.graph_data import (
+    generate_entities,
+    generate_facts,
+    generate_relationships,
+)
+from glyphoxa_mcp.bench.rows import (
+    ChunkRow,
+    EntityRow,
+    EntryRow,
+    FactRow,
+    RelationshipRow,
+    SessionRow,
+)
+from glyphoxa_mcp.bench.spec import DatasetSpec
+from glyphoxa_mcp.bench.transcript_data import generate_transcripts, session_plan
+from glyphoxa_mcp.bench.vectors import TopicSpace
+
+log = logging.getLogger(__name__)
+CAMPAIGN_ID = "bench"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    spec: DatasetSpec
+    sessions: tuple[SessionRow, ...]
+    entities: tuple[EntityRow, ...]
+    relationships: tuple[RelationshipRow, ...]
+    entries: tuple[EntryRow, ...]
+    chunks: tuple[ChunkRow, ...]
+    chunk_vectors: np.ndarray
+    facts: tuple[FactRow, ...]
+    fact_vectors: np.ndarray
+    space: TopicSpace
+    # The NPC whose scope is measured: central, present in every session, and told some
+    # secrets.
+    bench_npc: str
+
+    @property
+    def campaign_name(self) -> str:
+        """Stored as the campaign's name, so a later run can tell whether the loaded
+        campaign is this dataset."""
+        return f"glyphoxa bench {self.spec.fingerprint}"
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "sessions": len(self.sessions),
+            "entries": len(self.entries),
+            "chunks": len(self.chunks),
+            "entities": len(self.entities),
+            "relationships": len(self.relationships),
+            "facts": len(self.facts),
+        }
+
+
+def _vectors(space: TopicSpace, topics: list[tuple[int, int]], seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if not topics:
+        return np.empty((0, space.dimension), dtype=np.float32)
+    pairs = np.array(topics)
+    return space.draw(pairs[:, 0], pairs[:, 1], rng)
+
+
+def generate(spec: DatasetSpec) -> Dataset:
+    plan = session_plan(spec.sessions)
+    entities, bench_npc = generate_entities(spec.entities, spec.seed)
+    transcripts = generate_transcripts(plan, spec.entries, entities, bench_npc, spec.seed)
+    sessions = transcripts.sessions
+    relationships = generate_relationships(
+        entities, spec.relationships, sessions, transcripts.involved, bench_npc, spec.seed
+    )
+    facts, fact_topics = generate_facts(
+        spec.facts, entities, sessions, transcripts.involved, bench_npc, spec.seed
+    )
+    space = TopicSpace(len(words.TOPIC_NAMES), words.SUBTOPICS_PER_TOPIC, spec.seed)
+    return Dataset(
+        spec=spec,
+        sessions=sessions,
+        entities=tuple(entities),
+        relationships=tuple(relationships),
+        entries=transcripts.entries,
+        chunks=transcripts.chunks,
+        chunk_vectors=_vectors(space, list(transcripts.chunk_topics), spec.seed * 2 + 1),
+        facts=tuple(facts),
+        fact_vectors=_vectors(space, fact_topics, spec.seed * 2 + 2),
+        space=space,
+        bench_npc=bench_npc,
+    )

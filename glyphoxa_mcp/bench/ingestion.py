@@ -1,0 +1,137 @@
+"""Ingestion throughput: new sessions through the real pipeline (`ingest_entries`, then
+`process_session` with the offline embedder), end to end, as utterances per second."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+
+import asyncpg
+from pydantic import BaseModel
+
+from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
+from glyphoxa_mcp.bench.rows import SessionRow
+from glyphoxa_mcp.bench.transcript_data import TranscriptWriter
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.pipeline.ingest import ingest_entries
+from glyphoxa_mcp.pipeline.process import process_session
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntry
+
+# A real session's length: `process` reads and cuts one whole session at a time.
+SESSION_SIZE = 1000
+SESSION_PREFIX = "ingest-"
+DELETE_INGESTED = "DELETE FROM sessions WHERE campaign_id = $1 AND id LIKE $2 || '%'"
+
+
+class IngestionResult(BaseModel):
+    utterances: int
+    sessions: int
+    passages: int
+    ingest_s: float
+    process_s: float
+    # The part of process_s spent in the embedder.
+    embedding_s: float
+    embedder: str
+    utterances_per_s: float
+    utterances_per_s_without_embedding: float
+
+
+class TimedEmbedder:
+    """An embedder that adds up the time spent in it."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        started = time.perf_counter()
+        try:
+            return await self.inner.embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+
+def new_sessions(dataset: Dataset, utterances: int, seed: int = 0) -> list[list[NewEntry]]:
+    """Sessions played after the dataset's last, as a transcript file would bring them in.
+    (pure)"""
+    writer = TranscriptWriter(dataset.entities, dataset.bench_npc, f"ingest:{seed}")
+    start = dataset.sessions[-1].started_at + timedelta(days=7)
+    sessions = []
+    for number, begin in enumerate(range(0, utterances, SESSION_SIZE), start=1):
+        plan = SessionRow(
+            id=f"{SESSION_PREFIX}{number}",
+            title=f"Ingested {number}",
+            started_at=start + timedelta(days=7 * (number - 1)),
+            ended_at=None,
+            summary=None,
+        )
+        first = len(writer.entries)
+        writer.session(plan, min(SESSION_SIZE, utterances - begin), finished=False)
+        sessions.append(
+            [
+                NewEntry(
+                    speaker_id=row.speaker_id,
+                    speaker_name=row.speaker_name,
+                    text=row.text,
+                    npc_id=row.npc_id,
+                    spoken_at=row.spoken_at,
+                    duration_ms=row.duration_ms,
+                )
+                for row in writer.entries[first:]
+            ]
+        )
+    return sessions
+
+
+async def forget_ingested(dsn: str) -> None:
+    """Remove the sessions a run ingested (and their entries and chunks), so the campaign
+    is the dataset again."""
+    with driver_errors("remove the ingested sessions"):
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute(DELETE_INGESTED, CAMPAIGN_ID, SESSION_PREFIX)
+        finally:
+            await conn.close()
+
+
+async def measure_ingestion(
+    db: Database, sessions: Sequence[Sequence[NewEntry]], embedder: Embedder
+) -> IngestionResult:
+    timed = TimedEmbedder(embedder)
+    memory = CampaignMemory(db, CAMPAIGN_ID)
+    ingest_s = process_s = 0.0
+    passages = 0
+    for number, entries in enumerate(sessions, start=1):
+        session_id = f"{SESSION_PREFIX}{number}"
+        started = time.perf_counter()
+        await ingest_entries(db, CAMPAIGN_ID, session_id, entries)
+        ingested = time.perf_counter()
+        report = await process_session(memory, timed, session_id)
+        ingest_s += ingested - started
+        process_s += time.perf_counter() - ingested
+        passages += report.passages
+    utterances = sum(len(entries) for entries in sessions)
+    total = ingest_s + process_s
+    return IngestionResult(
+        utterances=utterances,
+        sessions=len(sessions),
+        passages=passages,
+        ingest_s=round(ingest_s, 3),
+        process_s=round(process_s, 3),
+        embedding_s=round(timed.seconds, 3),
+        embedder=embedder.model,
+        utterances_per_s=round(utterances / total, 1),
+        utterances_per_s_without_embedding=round(utterances / (total - timed.seconds), 1),
+    )

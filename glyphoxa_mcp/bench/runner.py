@@ -1,0 +1,285 @@
+"""One benchmark run: a database, the dataset in it, every measurement, and the report."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import anyio
+from mcp.client import Client
+from pydantic import BaseModel, ConfigDict, Field
+
+from glyphoxa_mcp import __version__
+from glyphoxa_mcp.bench import loader
+from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
+from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
+from glyphoxa_mcp.bench.machine import this_machine
+from glyphoxa_mcp.bench.operations import (
+    EMBEDDING_TOOLS,
+    HOT_RESOURCE,
+    STANDALONE,
+    BenchContext,
+    PrecomputedEmbedder,
+    ServerTimer,
+    tool_operations,
+)
+from glyphoxa_mcp.bench.report import (
+    IN_PROCESS,
+    NO_SCOPE,
+    SERVER,
+    STDIO,
+    BenchReport,
+    DatabaseReport,
+    DatasetReport,
+    Measurement,
+    Mode,
+)
+from glyphoxa_mcp.bench.spec import DatasetSpec
+from glyphoxa_mcp.bench.stdio import stdio_client
+from glyphoxa_mcp.bench.timing import Operation, measure, summarise
+from glyphoxa_mcp.bench.vectors import DIMENSION
+from glyphoxa_mcp.bench.workload import Workload, build_workload
+from glyphoxa_mcp.db.database import (
+    Database,
+    DatabaseLocation,
+    ensure_database_exists,
+    migrate_dsn,
+    redact_dsn,
+)
+from glyphoxa_mcp.db.embedded import EMBEDDED_DATABASE, database_dsn, start_embedded_server
+from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION
+from glyphoxa_mcp.errors import ConflictError, GlyphoxaError
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.subscriptions import HotSubscriptions
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.storage.memory import CampaignMemory
+
+Say = Callable[[str], None]
+# The servers measured let calls run this long, so that a slow call is timed rather than
+# cancelled at the tier's deadline; the report counts those past the tier's own deadline.
+MEASURING_DEADLINE_MS = 60_000
+
+
+class BenchSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    spec: DatasetSpec = DatasetSpec()
+    samples: int = Field(default=200, ge=1, le=1_000_000)
+    warmup: int = Field(default=20, ge=0, le=1_000_000)
+    ingest_utterances: int = Field(default=2000, ge=0, le=1_000_000)
+    tier: Tier = Tier.STANDARD
+    # Neither: a temporary embedded server, deleted at exit.
+    dsn: str | None = None
+    data_dir: Path | None = None
+    replace: bool = False
+
+
+@contextlib.asynccontextmanager
+async def bench_location(settings: BenchSettings) -> AsyncIterator[DatabaseLocation]:
+    """The database to benchmark in; never the user's own data directory unless given."""
+    if settings.dsn is not None:
+        yield DatabaseLocation(settings.dsn, redact_dsn(settings.dsn))
+        return
+    if settings.data_dir is not None:
+        data_dir, keep = settings.data_dir, True
+    else:
+        # Not removed by us while the server runs: pgserver stops it (and deletes its data)
+        # at exit, after which the folder goes too.
+        data_dir, keep = Path(tempfile.mkdtemp(prefix="glyphoxa-bench-")), False
+        atexit.register(shutil.rmtree, data_dir, True)
+    admin = await anyio.to_thread.run_sync(
+        lambda: start_embedded_server(data_dir, delete_on_exit=not keep)
+    )
+    await ensure_database_exists(admin, EMBEDDED_DATABASE)
+    where = f"embedded PostgreSQL in {data_dir}" + ("" if keep else " (temporary)")
+    yield DatabaseLocation(database_dsn(admin, EMBEDDED_DATABASE), where)
+
+
+async def _prepare(
+    location: DatabaseLocation, dataset: Dataset, replace: bool, say: Say
+) -> loader.LoadTimings | None:
+    """Load the dataset, unless this very dataset is loaded already (then None)."""
+    found = await loader.loaded(location.dsn, dataset)
+    if found is loader.Loaded.SAME:
+        say(f"reusing the benchmark campaign already loaded in {location.description}")
+        await forget_ingested(location.dsn)  # left by a run that was cut short
+        return None
+    if found is loader.Loaded.OTHER:
+        if not replace:
+            raise ConflictError(
+                f"The campaign {CAMPAIGN_ID!r} in {location.description} is not this dataset "
+                "(other sizes or seed, or an unfinished load). Pass --replace to delete it and "
+                "load this one."
+            )
+        say(f"deleting the other campaign {CAMPAIGN_ID!r}")
+        await loader.delete_campaign(location.dsn)
+    return await loader.load(location.dsn, dataset, say)
+
+
+async def _timed(
+    operations: Sequence[Operation],
+    scope: str,
+    mode: Mode,
+    settings: BenchSettings,
+    say: Say,
+) -> list[Measurement]:
+    """Each operation's latency in `mode`, and server-side when the server reported it."""
+    measured = []
+    for operation in operations:
+        say(f"  {mode:<10} {scope:<24} {operation.name}")
+        timed = await measure(operation, samples=settings.samples, warmup=settings.warmup)
+        for measured_mode, durations in ((mode, timed.around), (SERVER, timed.reported)):
+            if durations is None:
+                continue
+            measured.append(
+                Measurement(
+                    operation=operation.name,
+                    scope=scope,
+                    mode=measured_mode,
+                    latency=summarise(durations),
+                    over_deadline=sum(d > tier_deadline_ms(settings.tier) for d in durations),
+                )
+            )
+    return measured
+
+
+def tier_deadline_ms(tier: Tier) -> int:
+    return tier_policy(tier).deadline_ms
+
+
+async def _measure_scope(
+    db: Database,
+    dsn: str,
+    workload: Workload,
+    embedder: Embedder,
+    settings: BenchSettings,
+    say: Say,
+) -> list[Measurement]:
+    """Every MCP operation in one scope: through the SDK's client on the server in this
+    process (timed around the call, and inside the server), with precomputed query vectors
+    and again with the embedder; then through a `serve` subprocess over stdio."""
+    scope = "dm" if workload.npc_id is None else f"npc:{workload.npc_id}"
+    # The tier's tools only (FAST offers one); the hot resource is in every tier.
+    offered = {tool.value for tool in tier_policy(settings.tier).tools} | {HOT_RESOURCE}
+    measured = []
+    precomputed = PrecomputedEmbedder(workload.query_vectors, DIMENSION)
+    # One memory for both servers, as `serve` shares one between its tiers.
+    memory = CampaignMemory(db, CAMPAIGN_ID)
+    for model, only, embeds in (
+        (precomputed, offered, False),
+        (embedder, offered.intersection(EMBEDDING_TOOLS), True),
+    ):
+        state = ServerState(
+            memory=memory,
+            npc_id=workload.npc_id,
+            policy=tier_policy(settings.tier, MEASURING_DEADLINE_MS),
+            embedder=model,
+        )
+        await state.warm_up()  # as `serve` does before it serves
+        server = build_server(state, subscriptions=HotSubscriptions(memory, state.npc_id))
+        timer = ServerTimer()
+        timer.attach(server)
+        async with Client(server, raise_exceptions=True) as client:
+            operations = tool_operations(
+                client, workload, only=only, embeds_queries=embeds, timer=timer
+            )
+            measured += await _timed(operations, scope, IN_PROCESS, settings, say)
+    async with stdio_client(dsn, workload.npc_id, settings.tier, MEASURING_DEADLINE_MS) as client:
+        operations = tool_operations(client, workload, only=offered, embeds_queries=True)
+        measured += await _timed(operations, scope, STDIO, settings, say)
+    return measured
+
+
+async def _database_report(db: Database) -> DatabaseReport:
+    async with db.pool.acquire() as conn:
+        return DatabaseReport(
+            location=db.location.description,
+            server_version=await conn.fetchval("SHOW server_version"),
+            pgvector_version=await conn.fetchval(SELECT_PGVECTOR_VERSION),
+        )
+
+
+@contextlib.contextmanager
+def _own_errors() -> Iterator[None]:
+    """The SDK's clients run in task groups, which wrap what is raised in exception groups;
+    our own errors (a failed call, an unreachable database) come out as themselves."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        ours = group.subgroup(GlyphoxaError)
+        if ours is None:
+            raise
+        first: BaseException = ours
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from group
+
+
+async def run_bench(settings: BenchSettings, say: Say) -> BenchReport:
+    with _own_errors():
+        return await _run(settings, say)
+
+
+async def _run(settings: BenchSettings, say: Say) -> BenchReport:
+    started_at = datetime.now(UTC)
+    machine = this_machine()
+    async with bench_location(settings) as location:
+        say(f"database: {location.description}")
+        await migrate_dsn(location.dsn, DIMENSION)
+        say(f"generating the dataset {settings.spec.model_dump()}")
+        began = time.perf_counter()
+        dataset = await anyio.to_thread.run_sync(generate, settings.spec)
+        generate_s = time.perf_counter() - began
+        load = await _prepare(location, dataset, settings.replace, say)
+        rows = await loader.row_counts(location.dsn)
+        embedder = LocalMiniLMEmbedder()
+        # Load the model now: its first use takes seconds, which no measurement should see.
+        await embedder.embed(["warm up"])
+        async with await Database.open_dsn(location, DIMENSION) as db:
+            measurements: list[Measurement] = []
+            queries: list[str] = []
+            for npc_id in (None, dataset.bench_npc):
+                workload = build_workload(dataset, npc_id)
+                queries += workload.queries
+                measurements += await _measure_scope(
+                    db, location.dsn, workload, embedder, settings, say
+                )
+            context = BenchContext(db=db, dataset=dataset, embedder=embedder, queries=queries)
+            for operations in STANDALONE:
+                measurements += await _timed(
+                    operations(context), NO_SCOPE, IN_PROCESS, settings, say
+                )
+            ingestion = None
+            if settings.ingest_utterances:
+                say(f"ingesting and processing {settings.ingest_utterances} utterances")
+                sessions = new_sessions(dataset, settings.ingest_utterances)
+                try:
+                    ingestion = await measure_ingestion(db, sessions, embedder)
+                finally:
+                    await forget_ingested(location.dsn)
+            database = await _database_report(db)
+    return BenchReport(
+        glyphoxa_version=__version__,
+        started_at=started_at,
+        command=" ".join(["glyphoxa-mcp", *sys.argv[1:]]),
+        machine=machine,
+        database=database,
+        dataset=DatasetReport(
+            spec=settings.spec, rows=rows, generate_s=round(generate_s, 2), load=load
+        ),
+        tier=settings.tier.value,
+        samples=settings.samples,
+        warmup=settings.warmup,
+        measurements=measurements,
+        ingestion=ingestion,
+    )

@@ -1,0 +1,93 @@
+"""Timing one operation many times, and its percentiles."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+# A measured call: given the sample's number (to rotate through its arguments), do the
+# operation once; async or not. It may return how long the work took in milliseconds, as
+# measured closer to the work than around the call (inside the server).
+Call = Callable[[int], Awaitable[float | None] | float | None]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """Something to time: a name for the table and the call that does it once."""
+
+    name: str
+    call: Call
+
+
+class Summary(BaseModel):
+    """Latency of one operation, in milliseconds."""
+
+    model_config = ConfigDict(frozen=True)
+
+    samples: int
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    mean_ms: float
+    min_ms: float
+    max_ms: float
+
+
+def percentile(ordered: Sequence[float], fraction: float) -> float:
+    """Linear interpolation between the closest ranks (numpy's default), of sorted values."""
+    if not ordered:
+        raise ValueError("no values")
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"fraction must be in [0, 1]; got {fraction}")
+    position = (len(ordered) - 1) * fraction
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def summarise(durations_ms: Sequence[float]) -> Summary:
+    ordered = sorted(durations_ms)
+    return Summary(
+        samples=len(ordered),
+        p50_ms=round(percentile(ordered, 0.50), 3),
+        p95_ms=round(percentile(ordered, 0.95), 3),
+        p99_ms=round(percentile(ordered, 0.99), 3),
+        mean_ms=round(sum(ordered) / len(ordered), 3),
+        min_ms=round(ordered[0], 3),
+        max_ms=round(ordered[-1], 3),
+    )
+
+
+@dataclass(frozen=True)
+class Timed:
+    """Latency around the calls, and as the calls reported it themselves (if they did), in
+    milliseconds, in the order taken."""
+
+    around: list[float]
+    reported: list[float] | None
+
+
+async def _once(call: Call, number: int) -> tuple[float, float | None]:
+    started = time.perf_counter_ns()
+    result = call(number)
+    if inspect.isawaitable(result):
+        result = await result
+    return (time.perf_counter_ns() - started) / 1e6, result
+
+
+async def measure(operation: Operation, *, samples: int, warmup: int) -> Timed:
+    """Run the operation `warmup` times untimed (connections, caches, lazy loads), then
+    `samples` times timed, one after another."""
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1; got {samples}")
+    for number in range(warmup):
+        await _once(operation.call, number)
+    timed = [await _once(operation.call, warmup + n) for n in range(samples)]
+    reported = [duration for _, duration in timed if duration is not None]
+    if reported and len(reported) != len(timed):
+        raise ValueError(f"{operation.name} reported its duration for some calls only")
+    return Timed(around=[duration for duration, _ in timed], reported=reported or None)

@@ -1,0 +1,213 @@
+"""`bench`: latency of every tool and the hot resource, and ingestion throughput, on a
+synthetic campaign at reference scale (or smaller)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from glyphoxa_mcp.cli.options import env_option
+from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.config import DatabaseSettings
+from glyphoxa_mcp.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from glyphoxa_mcp.bench.runner import BenchSettings
+
+COUNTS = ("sessions", "entries", "entities", "relationships", "facts")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    bench = commands.add_parser(
+        "bench",
+        help="measure tool latency and ingestion throughput on a synthetic campaign",
+        description="Generates a seeded synthetic campaign (reference scale: 200 sessions, "
+        "200,000 utterances, 10,000 entities, 40,000 relationships, 20,000 facts), loads it "
+        "with COPY into a temporary embedded PostgreSQL (or --dsn / --data-dir), and measures "
+        "p50/p95/p99 of every MCP tool and the hot resource in process and through a `serve` "
+        "subprocess over stdio, then ingestion throughput with the offline embedder. Prints "
+        "a table; --json writes every figure.",
+    )
+    sizes = bench.add_argument_group("dataset")
+    env_option(
+        sizes,
+        "--scale",
+        env="GLYPHOXA_BENCH_SCALE",
+        help="the reference sizes times this factor, e.g. 0.01",
+        default=1.0,
+        type=float,
+    )
+    for count in COUNTS:
+        sizes.add_argument(
+            f"--{count}", type=int, metavar="N", help=f"number of {count} (overrides --scale)"
+        )
+    env_option(
+        sizes, "--seed", env="GLYPHOXA_BENCH_SEED", help="generator seed", default=1, type=int
+    )
+    runs = bench.add_argument_group("measuring")
+    env_option(
+        runs,
+        "--samples",
+        env="GLYPHOXA_BENCH_SAMPLES",
+        help="timed calls per operation",
+        default=200,
+        type=int,
+    )
+    env_option(
+        runs,
+        "--warmup",
+        env="GLYPHOXA_BENCH_WARMUP",
+        help="untimed calls before them",
+        default=20,
+        type=int,
+    )
+    env_option(
+        runs,
+        "--ingest-utterances",
+        env="GLYPHOXA_BENCH_INGEST_UTTERANCES",
+        help="utterances to ingest and process for throughput; 0 skips it",
+        default=2000,
+        type=int,
+    )
+    env_option(
+        runs,
+        "--tier",
+        env="GLYPHOXA_BENCH_TIER",
+        help="FAST, STANDARD or DEEP",
+        default="STANDARD",
+        type=str.upper,
+    )
+    runs.add_argument("--json", type=Path, metavar="PATH", help="also write every figure as JSON")
+    where = bench.add_argument_group("database (default: a temporary embedded server)")
+    # Not GLYPHOXA_DSN / GLYPHOXA_DATA_DIR: a benchmark must not land in the real memory
+    # because those happen to be set.
+    env_option(
+        where,
+        "--dsn",
+        env="GLYPHOXA_BENCH_DSN",
+        help="benchmark in this PostgreSQL (campaign 'bench')",
+        metavar="URL",
+    )
+    env_option(
+        where,
+        "--data-dir",
+        env="GLYPHOXA_BENCH_DATA_DIR",
+        help="keep the embedded server here, and reuse its loaded dataset next time",
+        metavar="DIR",
+    )
+    where.add_argument(
+        "--replace",
+        action="store_true",
+        help="delete a 'bench' campaign holding another dataset instead of stopping",
+    )
+    bench.set_defaults(run=run_bench_command)
+
+
+def _flag(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def settings_of(args: argparse.Namespace) -> BenchSettings:
+    """Validated settings, or an error naming the flag and what is wrong with it."""
+    # The benchmark imports the MCP SDK (about a second); other commands don't pay for it.
+    from glyphoxa_mcp.bench.runner import BenchSettings
+    from glyphoxa_mcp.bench.spec import DatasetSpec
+    from glyphoxa_mcp.server.tiers import Tier
+
+    if args.dsn and args.data_dir:
+        raise InvalidInputError("Give --dsn or --data-dir, not both.", field="--dsn")
+    try:
+        spec = DatasetSpec.at_scale(
+            args.scale, seed=args.seed, **{count: getattr(args, count) for count in COUNTS}
+        )
+        dsn = DatabaseSettings(dsn=args.dsn).dsn if args.dsn else None
+        tier = Tier(args.tier)
+    except ValidationError as exc:
+        raise InvalidInputError(_describe(exc)) from None
+    except ValueError as exc:
+        raise InvalidInputError(f"Invalid setting: {exc}.") from None
+    if args.json is not None and not args.json.parent.is_dir():
+        raise InvalidInputError(
+            f"--json {args.json}: the folder {args.json.parent} does not exist.", field="--json"
+        )
+    try:
+        return BenchSettings(
+            spec=spec,
+            samples=args.samples,
+            warmup=args.warmup,
+            ingest_utterances=args.ingest_utterances,
+            tier=tier,
+            dsn=dsn,
+            data_dir=Path(args.data_dir).expanduser() if args.data_dir else None,
+            replace=args.replace,
+        )
+    except ValidationError as exc:
+        raise InvalidInputError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"])
+        prefix = f"{_flag(where)}: " if where else ""
+        problems.append(f"{prefix}{error['msg'].removeprefix('Value error, ')}")
+    return "Invalid setting: " + "; ".join(problems)
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+async def run_bench_command(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.bench.report import (
+        INGESTION_HEADERS,
+        LATENCY_HEADERS,
+        ingestion_rows,
+        latency_rows,
+    )
+    from glyphoxa_mcp.bench.runner import run_bench
+
+    settings = settings_of(args)
+    report = await run_bench(settings, _say)
+    rows = report.dataset.rows
+    print(
+        f"Dataset: {', '.join(f'{count:,} {table}' for table, count in rows.items())} "
+        f"(seed {report.dataset.spec.seed})"
+    )
+    load = report.dataset.load
+    print(
+        f"Generated in {report.dataset.generate_s:.1f} s; "
+        + (f"loaded in {load.total_s:.1f} s." if load else "reused an earlier load.")
+    )
+    machine = report.machine
+    print(
+        f"Machine: {machine.cpus} CPUs ({machine.cpu_model}), {machine.memory_gib} GiB, "
+        f"load {machine.load_average}; PostgreSQL {report.database.server_version}, "
+        f"pgvector {report.database.pgvector_version}; tier {report.tier}; "
+        f"{report.samples} samples after {report.warmup} warm-up calls.\n"
+    )
+    print(
+        "Latency in ms. server-side: the server's own handling of the request; in-process:\n"
+        "around the SDK client's call on the server in this process; stdio: around the same\n"
+        "client's call to a `serve` subprocess. Searches use precomputed query vectors except\n"
+        "in the '+ embedding' rows, where the offline model embeds the query (stdio always).\n"
+    )
+    print_table(LATENCY_HEADERS, latency_rows(report))
+    for m in report.measurements:
+        if m.over_deadline:
+            print(
+                f"\nNote: {m.over_deadline} of {m.latency.samples} calls of {m.operation} "
+                f"({m.scope}, {m.mode}) took longer than the {report.tier} tier's deadline; a "
+                "server would have cancelled them."
+            )
+    if report.ingestion is not None:
+        print(f"\nIngestion (ingest + process, embedder {report.ingestion.embedder}):\n")
+        print_table(INGESTION_HEADERS, ingestion_rows(report.ingestion))
+    if args.json is not None:
+        args.json.write_text(report.model_dump_json(indent=2) + "\n")
+        print(f"\nWrote {args.json}")
+    return 0

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import asyncpg
+import pytest
+
+from glyphoxa_mcp.bench import loader
+from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
+from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from tests.bench.test_dataset import tiny
+
+
+async def test_a_load_puts_every_row_in_the_database(db384: Database) -> None:
+    data, dsn = tiny(), db384.location.dsn
+    assert await loader.loaded(dsn, data) is loader.Loaded.MISSING
+    timings = await loader.load(dsn, data, lambda _: None)
+    assert timings.total_s >= timings.chunks_s
+    counts = await loader.row_counts(dsn)
+    expected = data.counts()
+    assert counts == {
+        "sessions": expected["sessions"],
+        "entities": expected["entities"],
+        "relationships": expected["relationships"],
+        "facts": expected["facts"],
+        "session_entries": expected["entries"],
+        "chunks": expected["chunks"],
+    }
+    assert await loader.loaded(dsn, data) is loader.Loaded.SAME
+    assert await loader.loaded(dsn, tiny(2)) is loader.Loaded.OTHER
+
+
+async def test_loaded_rows_read_back_through_the_stores(db384: Database) -> None:
+    data = tiny()
+    await loader.load(db384.location.dsn, data, lambda _: None)
+    memory = CampaignMemory(db384, CAMPAIGN_ID)
+    npc = await memory.graph.get_entity(data.bench_npc)
+    assert npc.name == next(e.name for e in data.entities if e.id == data.bench_npc)
+    secret = next(e for e in data.entities if e.secret)
+    assert (await memory.graph.get_entity(secret.id)).visibility.secret
+    [chunk] = await memory.index.get_many([1])
+    entries = await memory.log.get_many(list(chunk.entry_ids))
+    assert chunk.content == "\n".join(f"{e.speaker_name}: {e.text}" for e in entries)
+    nearest = await memory.index.nearest(data.chunk_vectors[0].tolist(), k=1)
+    assert nearest[0].chunk.content == data.chunks[0].content
+    facts = await memory.graph.current_facts()
+    assert facts[0].provenance.session_id == data.facts[0].session_id
+
+
+async def test_an_unfinished_load_is_never_taken_for_the_dataset(db384: Database) -> None:
+    data, dsn = tiny(), db384.location.dsn
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(
+            "INSERT INTO campaigns (id, name) VALUES ($1, $2)",
+            CAMPAIGN_ID,
+            loader.LOADING_PREFIX + data.spec.fingerprint,
+        )
+    finally:
+        await conn.close()
+    assert await loader.loaded(dsn, data) is loader.Loaded.OTHER
+    await loader.delete_campaign(dsn)
+    assert await loader.loaded(dsn, data) is loader.Loaded.MISSING
+
+
+async def test_ingestion_goes_through_the_pipeline_and_is_forgotten_after(
+    db384: Database, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    data, dsn = tiny(), db384.location.dsn
+    await loader.load(dsn, data, lambda _: None)
+    before = await loader.row_counts(dsn)
+    sessions = new_sessions(data, 30)
+    assert [len(s) for s in sessions] == [30]
+    result = await measure_ingestion(db384, sessions, offline_embedder)
+    assert (result.utterances, result.sessions) == (30, 1)
+    assert result.passages >= 5 and result.embedder == "all-MiniLM-L6-v2"
+    assert 0 < result.embedding_s <= result.process_s
+    assert result.utterances_per_s < result.utterances_per_s_without_embedding
+    during = await loader.row_counts(dsn)
+    assert during["session_entries"] == before["session_entries"] + 30
+    await forget_ingested(dsn)
+    assert await loader.row_counts(dsn) == before
+
+
+@pytest.mark.parametrize("count", [1, 1001])
+def test_new_sessions_are_at_most_a_thousand_utterances(count: int) -> None:
+    sessions = new_sessions(tiny(), count)
+    assert sum(map(len, sessions)) == count and max(map(len, sessions)) <= 1000

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import pytest
+
+from glyphoxa_mcp.bench.timing import Operation, measure, percentile, summarise
+
+
+def test_percentiles_interpolate_between_ranks() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 0.5) == pytest.approx(50.5)
+    assert percentile(values, 0.95) == pytest.approx(95.05)
+    assert percentile(values, 0.0) == 1.0 and percentile(values, 1.0) == 100.0
+    assert percentile([7.0], 0.99) == 7.0
+
+
+def test_a_summary_orders_its_samples_first() -> None:
+    summary = summarise([3.0, 1.0, 2.0])
+    assert (summary.samples, summary.min_ms, summary.p50_ms, summary.max_ms) == (3, 1.0, 2.0, 3.0)
+    assert summary.mean_ms == 2.0
+
+
+async def test_measuring_calls_warmup_then_samples_with_rising_numbers() -> None:
+    seen: list[int] = []
+
+    async def async_call(number: int) -> None:
+        seen.append(number)
+
+    timed = await measure(Operation("async", async_call), samples=5, warmup=2)
+    assert seen == [0, 1, 2, 3, 4, 5, 6] and len(timed.around) == 5
+    assert timed.reported is None
+    plain: list[int] = []
+    await measure(Operation("sync", plain.append), samples=3, warmup=0)
+    assert plain == [0, 1, 2]
+
+
+async def test_durations_the_calls_report_are_summarised_beside_the_measured_ones() -> None:
+    timed = await measure(Operation("reports", lambda n: float(n)), samples=3, warmup=1)
+    assert timed.reported == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="some calls only"):
+        await measure(Operation("sometimes", lambda n: 1.0 if n else None), samples=2, warmup=0)
+
+
+def test_nothing_to_summarise_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no values"):
+        summarise([])

@@ -1,0 +1,86 @@
+"""`glyphoxa-mcp bench` as a user runs it, at a tiny scale: figures are never asserted, only
+that every operation is measured and reported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_db_commands import run_cli
+
+TINY = [
+    *("--sessions", "2", "--entries", "60", "--entities", "30"),
+    *("--relationships", "40", "--facts", "20"),
+    *("--samples", "3", "--warmup", "1", "--ingest-utterances", "12"),
+    # The longest deadline: a loaded test machine must not turn a slow call into a failure.
+    *("--tier", "DEEP"),
+]
+TOOLS = [
+    "memory.query_entities",
+    "memory.get_session_summary",
+    "memory.search_facts",
+    "memory.search_sessions",
+    "glyphoxa://npc/{npc_id}/hot",
+]
+
+
+def test_bench_prints_every_operation_and_writes_the_figures_as_json(
+    empty_database: str, tmp_path: Path
+) -> None:
+    report_file = tmp_path / "bench.json"
+    result = run_cli("bench", *TINY, "--dsn", empty_database, "--json", str(report_file))
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    report = json.loads(report_file.read_text())
+    npc = "npc:" + report["measurements"][-3]["scope"].removeprefix("npc:")
+    measured = {(m["operation"], m["scope"], m["mode"]) for m in report["measurements"]}
+    searches = ("memory.search_facts", "memory.search_sessions")
+    for scope in ("dm", npc):
+        for tool in TOOLS:
+            assert {(tool, scope, "server-side"), (tool, scope, "in-process")} <= measured
+            stdio = f"{tool} + embedding" if tool in searches else tool
+            assert (stdio, scope, "stdio") in measured
+        for search in searches:
+            for mode in ("server-side", "in-process", "stdio"):
+                assert (f"{search} + embedding", scope, mode) in measured
+    assert ("SELECT 1 (pool round trip)", "-", "in-process") in measured
+    assert ("query embedding (offline model)", "-", "in-process") in measured
+    for m in report["measurements"]:
+        latency = m["latency"]
+        assert latency["samples"] == 3
+        assert latency["min_ms"] <= latency["p50_ms"] <= latency["p95_ms"] <= latency["max_ms"]
+    assert report["dataset"]["rows"]["session_entries"] == 60
+    assert report["dataset"]["rows"]["relationships"] == 40
+    assert report["ingestion"]["utterances"] == 12
+    assert report["machine"]["cpus"] >= 1
+    table = result.stdout
+    for tool in TOOLS:
+        assert table.count(tool) >= 2  # one row per scope
+    assert "memory.search_sessions + embedding" in table
+    assert "SELECT 1 (pool round trip)" in table and "utterances/s" in table
+
+    again = run_cli("bench", *TINY, "--dsn", empty_database, "--ingest-utterances", "0")
+    assert again.returncode == 0, again.stderr
+    assert "reused an earlier load" in again.stdout and "utterances/s" not in again.stdout
+    other = run_cli("bench", *TINY, "--seed", "2", "--dsn", empty_database)
+    assert other.returncode == 1 and "--replace" in other.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scale", "0"], "scale must be above 0"),
+        (["--relationships", "999999", "--entities", "30"], "too many for 30 entities"),
+        (["--samples", "0"], "--samples: Input should be greater than or equal to 1"),
+        (["--json", "/nonexistent/folder/bench.json"], "--json /nonexistent/folder/bench.json"),
+        (["--dsn", "postgresql://x@y/z", "--data-dir", "/tmp/x"], "--dsn or --data-dir"),
+        (["--dsn", "mysql://x"], "must start with postgresql://"),
+        (["--tier", "FASTEST"], "FASTEST"),
+    ],
+)
+def test_bad_settings_stop_before_anything_runs(args: list[str], message: str) -> None:
+    result = run_cli("bench", *args)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr

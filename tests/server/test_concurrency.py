@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.server.concurrency import concurrently
+
+
+async def test_results_come_back_in_the_order_asked_and_the_calls_overlap() -> None:
+    started: list[str] = []
+    both = anyio.Event()
+
+    async def slow() -> str:
+        started.append("slow")
+        with anyio.fail_after(5):
+            await both.wait()  # only set once the other call has started too
+        return "slow"
+
+    async def quick() -> str:
+        started.append("quick")
+        both.set()
+        return "quick"
+
+    assert await concurrently(slow, quick) == ["slow", "quick"]
+    assert started == ["slow", "quick"]
+
+
+async def test_the_first_failure_in_order_is_raised_as_itself() -> None:
+    async def missing() -> None:
+        raise NotFoundError("no such thing")
+
+    async def invalid() -> None:
+        raise InvalidInputError("bad")
+
+    async def fine() -> int:
+        return 1
+
+    with pytest.raises(NotFoundError, match="no such thing"):
+        await concurrently(fine, missing, invalid)
+    with pytest.raises(InvalidInputError):
+        await concurrently(invalid, fine)

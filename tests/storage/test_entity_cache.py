@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from glyphoxa_mcp.db.database import Database, DatabaseLocation
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntity, Visibility
+from glyphoxa_mcp.storage.vocabulary import EntityType
+
+
+def counter() -> tuple[list[int], Callable[[], Awaitable[int]]]:
+    calls: list[int] = []
+
+    async def compute() -> int:
+        calls.append(len(calls))
+        return len(calls)
+
+    return calls, compute
+
+
+async def test_a_value_is_computed_once_while_no_entity_changes(memory: CampaignMemory) -> None:
+    calls, compute = counter()
+    cache = memory.entity_cache
+    assert await cache.get("k", compute) == 1
+    assert await cache.get("k", compute) == 1
+    await memory.sessions.list()  # other tables do not count
+    assert await cache.get("k", compute) == 1 and calls == [0]
+
+
+async def test_every_kind_of_entity_change_moves_the_version(memory: CampaignMemory) -> None:
+    cache = memory.entity_cache
+    versions = [await cache.version()]
+    await memory.graph.upsert_entity(NewEntity(id="mira", type=EntityType.NPC, name="Mira"))
+    versions.append(await cache.version())
+    await memory.graph.upsert_entity(
+        NewEntity(id="mira", type=EntityType.NPC, name="Mira", visibility=Visibility(secret=True))
+    )
+    versions.append(await cache.version())
+    await memory.graph.delete_entity("mira")
+    versions.append(await cache.version())
+    assert versions == sorted(set(versions)) and len(versions) == 4
+
+
+async def test_a_change_by_another_connection_is_seen_at_the_next_lookup(
+    db: Database, memory: CampaignMemory, other_campaign: CampaignMemory
+) -> None:
+    _, compute = counter()
+    assert await memory.entity_cache.get("k", compute) == 1
+    # Another campaign's entities are not this campaign's.
+    await other_campaign.graph.upsert_entity(NewEntity(type=EntityType.NPC, name="Olaf"))
+    assert await memory.entity_cache.get("k", compute) == 1
+    async with await Database.open_dsn(
+        DatabaseLocation(db.location.dsn, "another pool"), db.embedding_dim, max_size=1
+    ) as elsewhere:
+        other = CampaignMemory(elsewhere, memory.campaign_id)
+        await other.graph.upsert_entity(NewEntity(type=EntityType.NPC, name="Mira"))
+    assert await memory.entity_cache.get("k", compute) == 2
+
+
+async def test_the_least_recently_used_values_are_dropped_beyond_capacity(
+    memory: CampaignMemory,
+) -> None:
+    cache = memory.entity_cache
+    cache.capacity = 2
+    calls, compute = counter()
+    await cache.get("a", compute)
+    await cache.get("b", compute)
+    await cache.get("a", compute)
+    await cache.get("c", compute)  # evicts b
+    await cache.get("a", compute)
+    assert len(calls) == 3
+    await cache.get("b", compute)
+    assert len(calls) == 4
+
+
+async def test_deleting_a_campaign_with_entities_still_works(
+    memory: CampaignMemory, db: Database
+) -> None:
+    from glyphoxa_mcp.storage.campaigns import Campaigns
+
+    await memory.graph.upsert_entity(NewEntity(type=EntityType.NPC, name="Mira"))
+    assert await Campaigns(db).delete(memory.campaign_id)
