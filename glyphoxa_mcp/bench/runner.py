@@ -21,6 +21,7 @@ from glyphoxa_mcp.bench import loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
 from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
 from glyphoxa_mcp.bench.machine import this_machine
+from glyphoxa_mcp.bench.name_correction import name_correction
 from glyphoxa_mcp.bench.operations import (
     EMBEDDING_TOOLS,
     HOT_RESOURCE,
@@ -255,7 +256,7 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
                     db, location.dsn, workload, embedder, settings, say
                 )
             context = BenchContext(db=db, dataset=dataset, embedder=embedder, queries=queries)
-            for operations in STANDALONE:
+            for operations in (*STANDALONE, name_correction):
                 measurements += await _timed(
                     operations(context), NO_SCOPE, IN_PROCESS, settings, say
                 )
