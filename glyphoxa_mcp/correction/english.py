@@ -7,6 +7,7 @@ counted over film subtitles, i.e. speech) tell a common word from a rare one.
 
 from __future__ import annotations
 
+import functools
 from functools import cache
 
 # Articles, pronouns, prepositions, conjunctions and auxiliaries: words that join a phrase
@@ -35,6 +36,7 @@ def _frequencies() -> tuple[dict[str, int], int]:
     return counts.dictionary, counts.total_words
 
 
+@functools.lru_cache(maxsize=65_536)
 def per_million(word: str) -> float:
     """How often the word occurs in English speech, per million words."""
     counts, total = _frequencies()

@@ -121,12 +121,17 @@ class NameIndex:
         self._primary_codes = [n.codes[0] if n.codes else "" for n in self.names]
         self._alternate_codes = [n.codes[1] if len(n.codes) > 1 else "" for n in self.names]
         self._longest_code = max((len(c) for n in self.names for c in n.codes), default=0)
+        self.longest_key = max((len(n.key) for n in self.names), default=0)
         self.has_article = any("the" in n.words for n in self.names)
         self.max_parts = max((n.parts for n in self.names), default=0)
         self._similar = lru_cache(maxsize=SIMILARITY_CACHE_SIZE)(self._similar_uncached)
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def spells(self, key: str) -> bool:
+        """Whether some name has exactly these letters."""
+        return key in self._by_key
 
     def exact(self, key: str) -> list[PreparedName]:
         """Names spelled with exactly these letters (case, spaces and punctuation aside)."""

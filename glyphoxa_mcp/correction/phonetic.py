@@ -151,7 +151,9 @@ class PhoneticCorrector:
                 key = ""
                 for j in range(i, min(i + self.max_window, len(run))):
                     key += run[j].key
-                    if self.index.exact(key):
+                    if len(key) > self.index.longest_key:
+                        break
+                    if self.index.spells(key):
                         spelled.append((j + 1 - i, i, run[i : j + 1]))
         found: list[_Candidate] = []
         # Longest first, then leftmost.
@@ -215,7 +217,7 @@ class PhoneticCorrector:
                     only_everyday = only_everyday and everyday[j]
                     has_article = has_article or run[j].lowered == "the"
                     start, end = run[i].start, run[j].end
-                    if any(f.overlaps(start, end) for f in fixed):
+                    if fixed and any(f.overlaps(start, end) for f in fixed):
                         break
                     if has_article and not self.index.has_article:
                         break

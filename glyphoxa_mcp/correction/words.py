@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 # Letters and digits, with apostrophes and hyphens inside a word ("Ka'vesh", "Oru-Tambe").
 _WORD = re.compile(r"[^\W_]+(?:['\u2019\-][^\W_]+)*")
+_NOT_LETTERS = re.compile(r"[\W_]+")
 _POSSESSIVE = re.compile(r"['\u2019]s$", re.IGNORECASE)
 
 
@@ -27,7 +28,7 @@ class Word:
 
 def letters(text: str) -> str:
     """Case-folded letters and digits only: "Tal'Vessin" and "tal vessin" both -> "talvessin"."""
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
+    return _NOT_LETTERS.sub("", text.casefold())
 
 
 def ascii_letters(key: str) -> str:
