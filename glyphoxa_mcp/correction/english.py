@@ -36,6 +36,11 @@ def _frequencies() -> tuple[dict[str, int], int]:
     return counts.dictionary, counts.total_words
 
 
+def load_word_frequencies() -> None:
+    """Load the word list now rather than on the first correction."""
+    _frequencies()
+
+
 @functools.lru_cache(maxsize=65_536)
 def per_million(word: str) -> float:
     """How often the word occurs in English speech, per million words."""

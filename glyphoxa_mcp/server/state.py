@@ -12,6 +12,8 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
+from glyphoxa_mcp.correction.english import load_word_frequencies
+from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
@@ -50,6 +52,10 @@ class ServerState:
         would have to (seconds with 10,000 entities, more than a tier's deadline)."""
         scope = await self.view()
         _ = scope.names, scope.mentions, scope.by_name
+        # The pre-fetch corrects names in what it is given: the word list (half a second to
+        # load) and the prepared names are ready before the first one.
+        load_word_frequencies()
+        SHARED_CORRECTORS.for_entities(scope.known)
 
 
 @dataclass(frozen=True)

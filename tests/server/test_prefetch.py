@@ -6,8 +6,12 @@ from urllib.parse import quote
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from glyphoxa_mcp.correction import english
+from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.prefetch import prefetch_context
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.server.conftest import Connect
 from tests.server.semantic_fixtures import load_sessions
@@ -98,3 +102,20 @@ async def test_an_npc_server_prefetches_only_for_its_npc(connect_semantic: Conne
             await client.read_resource(uri("grimjaw", "Mira"))
         with pytest.raises(MCPError, match="at most 1000 characters"):
             await client.read_resource(uri("mira", "x" * 1200))
+
+
+async def test_a_server_warm_up_prepares_what_the_first_pre_fetch_would_load(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    english._frequencies.cache_clear()
+    state = ServerState(
+        memory=semantic_memory,
+        npc_id="mira",
+        policy=tier_policy(Tier.STANDARD),
+        embedder=offline_embedder,
+    )
+    await state.warm_up()
+    assert english._frequencies.cache_info().currsize == 1
+    scope = await state.view()  # cached: the scope warm_up built
+    last = SHARED_CORRECTORS._last
+    assert last is not None and last[0] is scope.known  # its names are prepared already
