@@ -50,13 +50,16 @@ def bm25_search(
                    tsvector_to_array(to_tsvector('english', {query})) AS lexemes
         ),
         matching AS MATERIALIZED (
-            SELECT {alias}.id, {alias}.tsv, length({alias}.tsv)::float8 AS len
+            SELECT {alias}.id, length({alias}.tsv)::float8 AS len,
+                   -- Only the query's lexemes, with their positions: marked with weight A
+                   -- and kept, all in C, so that unnest has little left to expand.
+                   ts_filter(setweight(setweight({alias}.tsv, 'D'), 'A', query.lexemes), '{{a}}')
+                       AS found
             FROM {table} {alias}, query WHERE {scope} AND {alias}.tsv @@ query.tsq
         ),
-        occurrences AS (
+        occurrences AS MATERIALIZED (
             SELECT m.id, m.len, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS tf
-            FROM matching m, unnest(m.tsv) AS t, query
-            WHERE t.lexeme = ANY(query.lexemes)
+            FROM matching m, unnest(m.found) AS t
         ),
         frequency AS (SELECT lexeme, count(*)::float8 AS df FROM occurrences GROUP BY lexeme),
         collection AS (
@@ -71,10 +74,11 @@ def bm25_search(
             ) AS rank
             FROM occurrences o JOIN frequency f USING (lexeme) CROSS JOIN collection c
             GROUP BY o.id
+            ORDER BY rank DESC, o.id
+            LIMIT {limit}
         )
         SELECT {columns}, s.rank FROM scored s JOIN {table} {alias} ON {alias}.id = s.id
         ORDER BY s.rank DESC, {alias}.id
-        LIMIT {limit}
     """
 
 
