@@ -17,12 +17,15 @@ from mcp.client import Client
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
-from glyphoxa_mcp.bench.dataset import Dataset
+from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.bench.timing import Operation
 from glyphoxa_mcp.bench.workload import Workload
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.storage.memory import CampaignMemory
 
 QUERY_ENTITIES = "memory.query_entities"
 SESSION_SUMMARY = "memory.get_session_summary"
@@ -31,12 +34,19 @@ SEARCH_SESSIONS = "memory.search_sessions"
 HOT_RESOURCE = "glyphoxa://npc/{npc_id}/hot"
 SELECT_1 = "SELECT 1 (pool round trip)"
 EMBED_QUERY = "query embedding (offline model)"
+SCOPE_REBUILD = "scope rebuild after an entity change"
+# Seconds each at reference scale: a handful tells how long the first call after a change
+# waits.
+REBUILDS = 5
 # The tools that embed their query: measured with precomputed vectors, and again (under
 # this suffix) with the embedder doing its work.
 EMBEDDING_TOOLS = (SEARCH_FACTS, SEARCH_SESSIONS)
 WITH_EMBEDDING = " + embedding"
 # The requests whose handling the server timer reports.
 TIMED_METHODS = frozenset({"tools/call", "resources/read"})
+
+
+TOUCH_ENTITY = "UPDATE entities SET updated_at = now() WHERE campaign_id = $1 AND id = $2"
 
 
 class BenchError(GlyphoxaError):
@@ -167,7 +177,25 @@ def query_embedding(context: BenchContext) -> list[Operation]:
     return [Operation(EMBED_QUERY, embed)]
 
 
+def scope_rebuild(context: BenchContext) -> list[Operation]:
+    """What the first call after the DM changes an entity waits for: the benchmarked NPC's
+    scope, name index and name pattern built again (the change is a touch of one entity)."""
+    npc = context.dataset.bench_npc
+    state = ServerState(
+        memory=CampaignMemory(context.db, CAMPAIGN_ID),
+        npc_id=npc,
+        policy=tier_policy(Tier.STANDARD),
+    )
+
+    async def rebuild(_number: int) -> None:
+        await context.db.pool.execute(TOUCH_ENTITY, CAMPAIGN_ID, npc)
+        await state.warm_up()
+
+    return [Operation(SCOPE_REBUILD, rebuild, samples=REBUILDS, warmup=1)]
+
+
 STANDALONE: tuple[Callable[[BenchContext], list[Operation]], ...] = (
     database_round_trip,
     query_embedding,
+    scope_rebuild,
 )

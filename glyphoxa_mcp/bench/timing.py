@@ -18,10 +18,13 @@ Call = Callable[[int], Awaitable[float | None] | float | None]
 
 @dataclass(frozen=True)
 class Operation:
-    """Something to time: a name for the table and the call that does it once."""
+    """Something to time: a name for the table and the call that does it once; and, for an
+    operation too slow to repeat as often as the others, its own number of calls."""
 
     name: str
     call: Call
+    samples: int | None = None
+    warmup: int | None = None
 
 
 class Summary(BaseModel):
@@ -82,6 +85,8 @@ async def _once(call: Call, number: int) -> tuple[float, float | None]:
 async def measure(operation: Operation, *, samples: int, warmup: int) -> Timed:
     """Run the operation `warmup` times untimed (connections, caches, lazy loads), then
     `samples` times timed, one after another."""
+    samples = operation.samples if operation.samples is not None else samples
+    warmup = operation.warmup if operation.warmup is not None else warmup
     if samples < 1:
         raise ValueError(f"samples must be at least 1; got {samples}")
     for number in range(warmup):

@@ -61,8 +61,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         runs,
         "--warmup",
         env="GLYPHOXA_BENCH_WARMUP",
-        help="untimed calls before them",
-        default=20,
+        help="untimed calls before them (one pass over every argument set)",
+        default=64,
         type=int,
     )
     env_option(

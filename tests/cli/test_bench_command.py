@@ -34,7 +34,7 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     report = json.loads(report_file.read_text())
-    npc = next(m["scope"] for m in report["measurements"] if m["scope"].startswith("npc:"))
+    [npc] = {m["scope"] for m in report["measurements"] if m["scope"].startswith("npc:")}
     measured = {(m["operation"], m["scope"], m["mode"]) for m in report["measurements"]}
     searches = ("memory.search_facts", "memory.search_sessions")
     for scope in ("dm", npc):
@@ -49,9 +49,10 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     assert ("query embedding (offline model)", "-", "in-process") in measured
     # The tiny campaign has 30 entities: both name-correction rows know all of them.
     assert ("name correction (30 entities)", "-", "in-process") in measured
+    assert ("scope rebuild after an entity change", "-", "in-process") in measured
     for m in report["measurements"]:
         latency = m["latency"]
-        assert latency["samples"] == 3
+        assert latency["samples"] == (5 if m["operation"].startswith("scope rebuild") else 3)
         assert latency["min_ms"] <= latency["p50_ms"] <= latency["p95_ms"] <= latency["max_ms"]
     assert report["dataset"]["rows"]["session_entries"] == 60
     assert report["dataset"]["rows"]["relationships"] == 40
@@ -86,3 +87,10 @@ def test_bad_settings_stop_before_anything_runs(args: list[str], message: str) -
     result = run_cli("bench", *args)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_default_warmup_is_one_pass_over_every_argument_set() -> None:
+    from glyphoxa_mcp.bench.workload import VARIANTS
+    from glyphoxa_mcp.cli import build_parser
+
+    assert int(build_parser().parse_args(["bench"]).warmup) == VARIANTS
