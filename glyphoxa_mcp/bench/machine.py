@@ -15,8 +15,10 @@ class Machine(BaseModel):
     memory_gib: float
     system: str
     python: str
-    # 1-minute load average when measuring began: other work on the machine skews figures.
+    # 1-minute load average when measuring began (and ended, once known): other work on the
+    # machine skews the figures.
     load_average: float
+    load_average_end: float | None = None
 
 
 def _cpu_model() -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -44,7 +45,7 @@ from glyphoxa_mcp.bench.report import (
 )
 from glyphoxa_mcp.bench.spec import DatasetSpec
 from glyphoxa_mcp.bench.stdio import stdio_client
-from glyphoxa_mcp.bench.timing import Operation, measure, summarise
+from glyphoxa_mcp.bench.timing import Operation, Timed, measure, measure_together, summarise
 from glyphoxa_mcp.bench.vectors import DIMENSION
 from glyphoxa_mcp.bench.workload import VARIANTS, Workload, build_workload
 from glyphoxa_mcp.db.database import (
@@ -56,7 +57,7 @@ from glyphoxa_mcp.db.database import (
 )
 from glyphoxa_mcp.db.embedded import EMBEDDED_DATABASE, database_dsn, start_embedded_server
 from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION
-from glyphoxa_mcp.errors import ConflictError, GlyphoxaError
+from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.app import build_server
@@ -118,7 +119,7 @@ async def _prepare(
         return None
     if found is loader.Loaded.OTHER:
         if not replace:
-            raise ConflictError(
+            raise InvalidInputError(
                 f"The campaign {CAMPAIGN_ID!r} in {location.description} is not this dataset "
                 "(other sizes or seed, or an unfinished load). Pass --replace to delete it and "
                 "load this one."
@@ -128,6 +129,23 @@ async def _prepare(
     return await loader.load(location.dsn, dataset, say)
 
 
+def _measurements(name: str, scope: str, mode: Mode, timed: Timed, tier: Tier) -> list[Measurement]:
+    """The latency around the calls in `mode`, and server-side if the server reported it."""
+    measured = []
+    for measured_mode, durations in ((mode, timed.around), (SERVER, timed.reported)):
+        if durations is not None:
+            measured.append(
+                Measurement(
+                    operation=name,
+                    scope=scope,
+                    mode=measured_mode,
+                    latency=summarise(durations),
+                    over_deadline=sum(d > tier_policy(tier).deadline_ms for d in durations),
+                )
+            )
+    return measured
+
+
 async def _timed(
     operations: Sequence[Operation],
     scope: str,
@@ -135,28 +153,12 @@ async def _timed(
     settings: BenchSettings,
     say: Say,
 ) -> list[Measurement]:
-    """Each operation's latency in `mode`, and server-side when the server reported it."""
     measured = []
     for operation in operations:
         say(f"  {mode:<10} {scope:<24} {operation.name}")
         timed = await measure(operation, samples=settings.samples, warmup=settings.warmup)
-        for measured_mode, durations in ((mode, timed.around), (SERVER, timed.reported)):
-            if durations is None:
-                continue
-            measured.append(
-                Measurement(
-                    operation=operation.name,
-                    scope=scope,
-                    mode=measured_mode,
-                    latency=summarise(durations),
-                    over_deadline=sum(d > tier_deadline_ms(settings.tier) for d in durations),
-                )
-            )
+        measured += _measurements(operation.name, scope, mode, timed, settings.tier)
     return measured
-
-
-def tier_deadline_ms(tier: Tier) -> int:
-    return tier_policy(tier).deadline_ms
 
 
 async def _measure_scope(
@@ -167,20 +169,18 @@ async def _measure_scope(
     settings: BenchSettings,
     say: Say,
 ) -> list[Measurement]:
-    """Every MCP operation in one scope: through the SDK's client on the server in this
+    """Every MCP operation in one scope, through the SDK's client: on the server in this
     process (timed around the call, and inside the server), with precomputed query vectors
-    and again with the embedder; then through a `serve` subprocess over stdio."""
+    and with the embedder, and on a `serve` subprocess over stdio. A call in process and the
+    same call over stdio are made one after the other, so that their difference is the
+    transport's and not a change in the machine's load."""
     scope = "dm" if workload.npc_id is None else f"npc:{workload.npc_id}"
     # The tier's tools only (FAST offers one); the hot resource is in every tier.
     offered = {tool.value for tool in tier_policy(settings.tier).tools} | {HOT_RESOURCE}
-    measured = []
-    precomputed = PrecomputedEmbedder(workload.query_vectors, DIMENSION)
     # One memory for both servers, as `serve` shares one between its tiers.
     memory = CampaignMemory(db, CAMPAIGN_ID)
-    for model, only, embeds in (
-        (precomputed, offered, False),
-        (embedder, offered.intersection(EMBEDDING_TOOLS), True),
-    ):
+    servers = []
+    for model in (PrecomputedEmbedder(workload.query_vectors, DIMENSION), embedder):
         state = ServerState(
             memory=memory,
             npc_id=workload.npc_id,
@@ -191,14 +191,41 @@ async def _measure_scope(
         server = build_server(state, subscriptions=HotSubscriptions(memory, state.npc_id))
         timer = ServerTimer()
         timer.attach(server)
-        async with Client(server, raise_exceptions=True) as client:
-            operations = tool_operations(
-                client, workload, only=only, embeds_queries=embeds, timer=timer
+        servers.append((server, timer))
+    (plain_server, plain_timer), (embedding_server, embedding_timer) = servers
+    measured = []
+    async with (
+        Client(plain_server, raise_exceptions=True) as plain,
+        Client(embedding_server, raise_exceptions=True) as embedding,
+        stdio_client(dsn, workload.npc_id, settings.tier, MEASURING_DEADLINE_MS) as remote,
+    ):
+        local = [
+            *tool_operations(
+                plain, workload, only=offered, embeds_queries=False, timer=plain_timer
+            ),
+            *tool_operations(
+                embedding,
+                workload,
+                only=offered.intersection(EMBEDDING_TOOLS),
+                embeds_queries=True,
+                timer=embedding_timer,
+            ),
+        ]
+        over_stdio = {
+            op.name: op
+            for op in tool_operations(remote, workload, only=offered, embeds_queries=True)
+        }
+        for operation in local:
+            partner = over_stdio.get(operation.name)
+            if partner is None:
+                measured += await _timed([operation], scope, IN_PROCESS, settings, say)
+                continue
+            say(f"  {IN_PROCESS} and {STDIO:<5} {scope:<24} {operation.name}")
+            here, there = await measure_together(
+                [operation, partner], samples=settings.samples, warmup=settings.warmup
             )
-            measured += await _timed(operations, scope, IN_PROCESS, settings, say)
-    async with stdio_client(dsn, workload.npc_id, settings.tier, MEASURING_DEADLINE_MS) as client:
-        operations = tool_operations(client, workload, only=offered, embeds_queries=True)
-        measured += await _timed(operations, scope, STDIO, settings, say)
+            measured += _measurements(operation.name, scope, IN_PROCESS, here, settings.tier)
+            measured += _measurements(operation.name, scope, STDIO, there, settings.tier)
     return measured
 
 
@@ -274,7 +301,7 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         glyphoxa_version=__version__,
         started_at=started_at,
         command=" ".join(["glyphoxa-mcp", *sys.argv[1:]]),
-        machine=machine,
+        machine=machine.model_copy(update={"load_average_end": round(os.getloadavg()[0], 2)}),
         database=database,
         dataset=DatasetReport(
             spec=settings.spec, rows=rows, generate_s=round(generate_s, 2), load=load

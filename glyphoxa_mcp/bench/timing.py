@@ -82,6 +82,31 @@ async def _once(call: Call, number: int) -> tuple[float, float | None]:
     return (time.perf_counter_ns() - started) / 1e6, result
 
 
+async def measure_together(
+    operations: Sequence[Operation], *, samples: int, warmup: int
+) -> list[Timed]:
+    """Several operations, one call of each in turn (with the same sample number), so that
+    they see the same moments of a machine whose load changes: for comparing them, as the
+    same call in process and over stdio. Each operation's own counts are ignored."""
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1; got {samples}")
+    for number in range(warmup):
+        for operation in operations:
+            await _once(operation.call, number)
+    timed: list[list[tuple[float, float | None]]] = [[] for _ in operations]
+    for number in range(warmup, warmup + samples):
+        for position, operation in enumerate(operations):
+            timed[position].append(await _once(operation.call, number))
+    return [_timed(operation, taken) for operation, taken in zip(operations, timed, strict=True)]
+
+
+def _timed(operation: Operation, taken: list[tuple[float, float | None]]) -> Timed:
+    reported = [duration for _, duration in taken if duration is not None]
+    if reported and len(reported) != len(taken):
+        raise ValueError(f"{operation.name} reported its duration for some calls only")
+    return Timed(around=[duration for duration, _ in taken], reported=reported or None)
+
+
 async def measure(operation: Operation, *, samples: int, warmup: int) -> Timed:
     """Run the operation `warmup` times untimed (connections, caches, lazy loads), then
     `samples` times timed, one after another."""
@@ -91,8 +116,4 @@ async def measure(operation: Operation, *, samples: int, warmup: int) -> Timed:
         raise ValueError(f"samples must be at least 1; got {samples}")
     for number in range(warmup):
         await _once(operation.call, number)
-    timed = [await _once(operation.call, warmup + n) for n in range(samples)]
-    reported = [duration for _, duration in timed if duration is not None]
-    if reported and len(reported) != len(timed):
-        raise ValueError(f"{operation.name} reported its duration for some calls only")
-    return Timed(around=[duration for duration, _ in timed], reported=reported or None)
+    return _timed(operation, [await _once(operation.call, warmup + n) for n in range(samples)])

@@ -186,15 +186,17 @@ async def run_bench_command(args: argparse.Namespace) -> int:
     machine = report.machine
     print(
         f"Machine: {machine.cpus} CPUs ({machine.cpu_model}), {machine.memory_gib} GiB, "
-        f"load {machine.load_average}; PostgreSQL {report.database.server_version}, "
+        f"load {machine.load_average} to {machine.load_average_end}; "
+        f"PostgreSQL {report.database.server_version}, "
         f"pgvector {report.database.pgvector_version}; tier {report.tier}; "
         f"{report.samples} samples after {report.warmup} warm-up calls.\n"
     )
     print(
         "Latency in ms. server-side: the server's own handling of the request; in-process:\n"
         "around the SDK client's call on the server in this process; stdio: around the same\n"
-        "client's call to a `serve` subprocess. Searches use precomputed query vectors except\n"
-        "in the '+ embedding' rows, where the offline model embeds the query (stdio always).\n"
+        "client's call to a `serve` subprocess, each right after the same call in process.\n"
+        "Searches use precomputed query vectors except in the '+ embedding' rows, where the\n"
+        "offline model embeds the query (stdio always).\n"
     )
     print_table(LATENCY_HEADERS, latency_rows(report))
     for m in report.measurements:

@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from glyphoxa_mcp.bench.timing import Operation, measure, percentile, summarise
+from glyphoxa_mcp.bench.timing import (
+    Operation,
+    measure,
+    measure_together,
+    percentile,
+    summarise,
+)
 
 
 def test_percentiles_interpolate_between_ranks() -> None:
@@ -38,6 +44,17 @@ async def test_durations_the_calls_report_are_summarised_beside_the_measured_one
     assert timed.reported == [1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match="some calls only"):
         await measure(Operation("sometimes", lambda n: 1.0 if n else None), samples=2, warmup=0)
+
+
+async def test_operations_measured_together_take_turns_with_the_same_arguments() -> None:
+    calls: list[tuple[str, int]] = []
+
+    def taking(name: str) -> Operation:
+        return Operation(name, lambda number: calls.append((name, number)))
+
+    here, there = await measure_together([taking("a"), taking("b")], samples=2, warmup=1)
+    assert calls == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+    assert len(here.around) == len(there.around) == 2
 
 
 def test_nothing_to_summarise_is_an_error() -> None:

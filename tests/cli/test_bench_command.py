@@ -68,7 +68,7 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     assert again.returncode == 0, again.stderr
     assert "reused an earlier load" in again.stdout and "utterances/s" not in again.stdout
     other = run_cli("bench", *TINY, "--seed", "2", "--dsn", empty_database)
-    assert other.returncode == 1 and "--replace" in other.stderr
+    assert other.returncode == 2 and "--replace" in other.stderr
 
 
 @pytest.mark.parametrize(
