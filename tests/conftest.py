@@ -38,6 +38,7 @@ class PostgresForTests:
     admin_dsn: str
     template: str
     template_384: str
+    template_256: str
 
     def dsn(self, database: str) -> str:
         return database_dsn(self.admin_dsn, database)
@@ -81,12 +82,19 @@ def _start_embedded_for_tests() -> str:
 def test_server() -> Iterator[PostgresForTests]:
     admin_dsn = os.environ.get("GLYPHOXA_TEST_DSN") or _start_embedded_for_tests()
     run = uuid.uuid4().hex[:8]
-    server = PostgresForTests(admin_dsn, f"glyphoxa_template_{run}", f"glyphoxa_template384_{run}")
+    server = PostgresForTests(
+        admin_dsn,
+        f"glyphoxa_template_{run}",
+        f"glyphoxa_template384_{run}",
+        f"glyphoxa_template256_{run}",
+    )
     asyncio.run(_prepare_template(admin_dsn, server.template, TEST_EMBEDDING_DIM))
     # The offline model's width, for tests that embed real text.
     asyncio.run(_prepare_template(admin_dsn, server.template_384, 384))
+    # The default offline model's (WordLlama) width.
+    asyncio.run(_prepare_template(admin_dsn, server.template_256, 256))
     yield server
-    for template in (server.template, server.template_384):
+    for template in (server.template, server.template_384, server.template_256):
         asyncio.run(_drop_database(admin_dsn, template))
 
 
@@ -125,6 +133,13 @@ async def db(test_server: PostgresForTests) -> AsyncIterator[Database]:
 async def db384(test_server: PostgresForTests) -> AsyncIterator[Database]:
     """A migrated database of its own, sized for the offline embedding model."""
     async with _database_from(test_server, test_server.template_384, 384) as database:
+        yield database
+
+
+@pytest.fixture
+async def db256(test_server: PostgresForTests) -> AsyncIterator[Database]:
+    """A migrated database of its own, sized for the default offline model (WordLlama)."""
+    async with _database_from(test_server, test_server.template_256, 256) as database:
         yield database
 
 

@@ -58,8 +58,7 @@ from glyphoxa_mcp.db.database import (
 from glyphoxa_mcp.db.embedded import EMBEDDED_DATABASE, database_dsn, start_embedded_server
 from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError
-from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.providers.embeddings import Embedder, offline_embedder
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
@@ -271,7 +270,7 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         generate_s = time.perf_counter() - began
         load = await _prepare(location, dataset, settings.replace, say)
         rows = await loader.row_counts(location.dsn)
-        embedder = LocalMiniLMEmbedder()
+        embedder = offline_embedder(DIMENSION)
         # Load the model now: its first use takes seconds, which no measurement should see.
         await embedder.embed(["warm up"])
         async with await Database.open_dsn(location, DIMENSION) as db:

@@ -5,7 +5,7 @@ sub-clusters, and all of them lean towards a common direction. An HNSW index ove
 random vectors behaves unlike one over real data (every neighbour is about equally far), so
 the vectors here are drawn around topic and sub-topic centres with that shape:
 
-- unrelated texts have a cosine similarity around 0.1, as with all-MiniLM-L6-v2;
+- unrelated texts have a cosine similarity around 0.1, as with a sentence model;
 - texts of one sub-topic around 0.5, of one topic but another sub-topic around 0.3.
 """
 
@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-# The offline embedder's width, and so the default database's.
-DIMENSION = 384
+from glyphoxa_mcp.providers.wordllama_embedder import DIMENSION as DEFAULT_OFFLINE_DIMENSION
+
+# The default offline embedder's width, and so a new database's.
+DIMENSION = DEFAULT_OFFLINE_DIMENSION
 # How far the common direction pulls every topic centre, sub-topics from their topic, and
 # single texts from their sub-topic (norms of the added offsets; see the module docstring).
 COMMON_WEIGHT = 0.35

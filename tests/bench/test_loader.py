@@ -7,13 +7,13 @@ from glyphoxa_mcp.bench import loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
 from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.providers.wordllama_embedder import WordLlamaEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.bench.test_dataset import tiny
 
 
-async def test_a_load_puts_every_row_in_the_database(db384: Database) -> None:
-    data, dsn = tiny(), db384.location.dsn
+async def test_a_load_puts_every_row_in_the_database(db256: Database) -> None:
+    data, dsn = tiny(), db256.location.dsn
     assert await loader.loaded(dsn, data) is loader.Loaded.MISSING
     timings = await loader.load(dsn, data, lambda _: None)
     assert timings.total_s >= timings.chunks_s
@@ -31,10 +31,10 @@ async def test_a_load_puts_every_row_in_the_database(db384: Database) -> None:
     assert await loader.loaded(dsn, tiny(2)) is loader.Loaded.OTHER
 
 
-async def test_loaded_rows_read_back_through_the_stores(db384: Database) -> None:
+async def test_loaded_rows_read_back_through_the_stores(db256: Database) -> None:
     data = tiny()
-    await loader.load(db384.location.dsn, data, lambda _: None)
-    memory = CampaignMemory(db384, CAMPAIGN_ID)
+    await loader.load(db256.location.dsn, data, lambda _: None)
+    memory = CampaignMemory(db256, CAMPAIGN_ID)
     npc = await memory.graph.get_entity(data.bench_npc)
     assert npc.name == next(e.name for e in data.entities if e.id == data.bench_npc)
     secret = next(e for e in data.entities if e.secret)
@@ -48,8 +48,8 @@ async def test_loaded_rows_read_back_through_the_stores(db384: Database) -> None
     assert facts[0].provenance.session_id == data.facts[0].session_id
 
 
-async def test_an_unfinished_load_is_never_taken_for_the_dataset(db384: Database) -> None:
-    data, dsn = tiny(), db384.location.dsn
+async def test_an_unfinished_load_is_never_taken_for_the_dataset(db256: Database) -> None:
+    data, dsn = tiny(), db256.location.dsn
     conn = await asyncpg.connect(dsn)
     try:
         await conn.execute(
@@ -65,16 +65,16 @@ async def test_an_unfinished_load_is_never_taken_for_the_dataset(db384: Database
 
 
 async def test_ingestion_goes_through_the_pipeline_and_is_forgotten_after(
-    db384: Database, offline_embedder: LocalMiniLMEmbedder
+    db256: Database,
 ) -> None:
-    data, dsn = tiny(), db384.location.dsn
+    data, dsn = tiny(), db256.location.dsn
     await loader.load(dsn, data, lambda _: None)
     before = await loader.row_counts(dsn)
     sessions = new_sessions(data, 30)
     assert [len(s) for s in sessions] == [30]
-    result = await measure_ingestion(db384, sessions, offline_embedder)
+    result = await measure_ingestion(db256, sessions, WordLlamaEmbedder())
     assert (result.utterances, result.sessions) == (30, 1)
-    assert result.passages >= 5 and result.embedder == "all-MiniLM-L6-v2"
+    assert result.passages >= 5 and result.embedder == "wordllama-l2-supercat-256"
     assert 0 < result.embedding_s <= result.process_s
     assert result.utterances_per_s < result.utterances_per_s_without_embedding
     during = await loader.row_counts(dsn)
