@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.recall.hot_context import (
     HotBudgets,
@@ -21,7 +22,6 @@ from glyphoxa_mcp.recall.hot_context import (
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.sentences import seen_from
-from glyphoxa_mcp.server.concurrency import concurrently
 from glyphoxa_mcp.server.results import EntityRef
 from glyphoxa_mcp.server.state import Scope, ServerState, scope_of
 from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour

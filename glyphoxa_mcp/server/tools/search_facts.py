@@ -8,10 +8,10 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
-from glyphoxa_mcp.server.concurrency import concurrently
 from glyphoxa_mcp.server.results import CountLimit, EntityRef, FactHit, SearchFactsResult
 from glyphoxa_mcp.server.state import (
     Scope,

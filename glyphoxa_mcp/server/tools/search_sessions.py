@@ -8,12 +8,12 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.query_dates import named_period
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
-from glyphoxa_mcp.server.concurrency import concurrently
 from glyphoxa_mcp.server.results import CountLimit, SearchSessionsResult, SessionHit
 from glyphoxa_mcp.server.state import (
     Scope,

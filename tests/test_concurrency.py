@@ -3,8 +3,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from glyphoxa_mcp.concurrency import concurrently, first_error
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.server.concurrency import concurrently
 
 
 async def test_results_come_back_in_the_order_asked_and_the_calls_overlap() -> None:
@@ -40,3 +40,15 @@ async def test_the_first_failure_in_order_is_raised_as_itself() -> None:
         await concurrently(fine, missing, invalid)
     with pytest.raises(InvalidInputError):
         await concurrently(invalid, fine)
+
+
+async def test_a_task_group_failure_is_raised_as_the_error_inside() -> None:
+    async def fails() -> None:
+        raise NotFoundError("no such session")
+
+    with pytest.raises(NotFoundError, match="no such session") as raised, first_error():
+        async with anyio.create_task_group() as outer:
+            outer.start_soon(anyio.sleep_forever)
+            async with anyio.create_task_group() as inner:
+                inner.start_soon(fails)
+    assert isinstance(raised.value.__cause__, ExceptionGroup)
