@@ -27,14 +27,33 @@ CHUNK_COLUMNS = (
     "c.id, c.session_id, c.content, c.speaker_ids, c.npc_ids, c.entity_ids, c.topics, "
     "c.started_at, c.ended_at, c.entry_ids"
 )
+# Passages arrive in batches: one COPY into a staging table and one INSERT ... SELECT
+# instead of a statement each (the round trips cost more than the rows). The staging table
+# has the columns of the COPY, in its order.
+CREATE_INCOMING = """
+CREATE TEMP TABLE incoming_chunks (
+    session_id text, content text, content_hash bytea, embedding vector, speaker_ids text[],
+    npc_ids text[], entity_ids text[], topics text[], started_at timestamptz,
+    ended_at timestamptz, entry_ids bigint[]
+) ON COMMIT DROP
+"""
+COPY_COLUMNS = [
+    "session_id", "content", "content_hash", "embedding", "speaker_ids", "npc_ids",
+    "entity_ids", "topics", "started_at", "ended_at", "entry_ids",
+]  # fmt: skip
 # Re-inserting the same content returns the stored row; its tags are kept as they were.
-UPSERT_CHUNK = """
+# Rows go in content-hash order, one per hash (the first given), so transactions holding
+# some of the same passages wait for each other instead of deadlocking.
+INSERT_INCOMING = """
 INSERT INTO chunks
     (campaign_id, session_id, content, content_hash, embedding, speaker_ids, npc_ids,
      entity_ids, topics, started_at, ended_at, entry_ids)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+SELECT DISTINCT ON (content_hash)
+       $1, session_id, content, content_hash, embedding, speaker_ids, npc_ids, entity_ids,
+       topics, started_at, ended_at, entry_ids
+FROM incoming_chunks ORDER BY content_hash
 ON CONFLICT (campaign_id, content_hash) DO UPDATE SET content_hash = EXCLUDED.content_hash
-RETURNING id
+RETURNING id, content_hash
 """
 SELECT_BY_IDS = f"""
 SELECT {CHUNK_COLUMNS} FROM chunks c
@@ -61,31 +80,41 @@ class SemanticIndex:
         self.campaign_id = campaign_id
 
     async def upsert(self, chunks: Sequence[NewChunk]) -> list[int]:
-        """Store chunks; returns one id per chunk, the stored one for content seen before."""
+        """Store chunks; returns one id per chunk, the stored one for content seen before
+        (or given earlier in the same batch). Safe beside other writers."""
+        if not chunks:
+            return []
         for chunk in chunks:
             checked_embedding(chunk.embedding, self.dimension)
-        ids = []
+        hashes = [content_hash(chunk.content) for chunk in chunks]
+        records = [
+            (
+                chunk.session_id,
+                chunk.content,
+                chunk_hash,
+                chunk.embedding,
+                list(chunk.speaker_ids),
+                list(chunk.npc_ids),
+                list(chunk.entity_ids),
+                list(chunk.topics),
+                chunk.started_at,
+                chunk.ended_at,
+                list(chunk.entry_ids),
+            )
+            for chunk, chunk_hash in zip(chunks, hashes, strict=True)
+        ]
         with driver_errors(f"store {len(chunks)} chunks"):
             async with self._pool.acquire() as conn, conn.transaction():
-                statement = await conn.prepare(UPSERT_CHUNK)
-                for chunk in chunks:
-                    ids.append(
-                        await statement.fetchval(
-                            self.campaign_id,
-                            chunk.session_id,
-                            chunk.content,
-                            content_hash(chunk.content),
-                            chunk.embedding,
-                            list(chunk.speaker_ids),
-                            list(chunk.npc_ids),
-                            list(chunk.entity_ids),
-                            list(chunk.topics),
-                            chunk.started_at,
-                            chunk.ended_at,
-                            list(chunk.entry_ids),
-                        )
-                    )
-        return ids
+                await conn.execute(CREATE_INCOMING)
+                await conn.copy_records_to_table(
+                    "incoming_chunks", records=records, columns=COPY_COLUMNS
+                )
+                rows = await conn.fetch(INSERT_INCOMING, self.campaign_id)
+                # ON COMMIT DROP waits for the outermost commit; a caller's transaction may
+                # store again before that.
+                await conn.execute("DROP TABLE incoming_chunks")
+        stored = {row["content_hash"]: row["id"] for row in rows}
+        return [stored[chunk_hash] for chunk_hash in hashes]
 
     async def stored_hashes(self, session_id: str) -> set[bytes]:
         """The content hashes of the session's chunks: what processing need not redo."""

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewChunk, NewSession, SearchFilters
@@ -46,6 +48,32 @@ async def test_the_same_content_is_stored_once(memory: CampaignMemory) -> None:
     ids = await memory.index.upsert(CHUNKS)
     again = await memory.index.upsert([chunk("Mira:   the caravan went north", [0, 0, 0, 1])])
     assert again == [ids[0]]
+    assert len(await memory.index.nearest([1, 0, 0, 0], k=10)) == len(CHUNKS)
+
+
+async def test_ids_come_back_in_the_order_given_with_repeats_stored_once(
+    memory: CampaignMemory,
+) -> None:
+    # Hash order differs from the order given, and the batch repeats one passage.
+    batch = [CHUNKS[3], CHUNKS[0], chunk("Mira:  the moon is red", [0, 0, 1, 1]), CHUNKS[2]]
+    ids = await memory.index.upsert(batch)
+    assert ids[0] == ids[2] and len(set(ids)) == 3
+    stored = {c.id: c.content for c in await memory.index.get_many(ids)}
+    expected = [CHUNKS[3].content, CHUNKS[0].content, CHUNKS[3].content, CHUNKS[2].content]
+    assert [stored[i] for i in ids] == expected
+    # The first of the repeats is the one kept, tags and all.
+    [moon] = await memory.index.get_many([ids[0]])
+    assert moon.entity_ids == ("moon",)
+
+
+async def test_writers_storing_the_same_passages_at_once_agree(memory: CampaignMemory) -> None:
+    batches = [CHUNKS, list(reversed(CHUNKS)), CHUNKS[1:] + CHUNKS[:1]]
+    results = await concurrently(*(functools.partial(memory.index.upsert, b) for b in batches))
+    by_content = [
+        dict(zip((c.content for c in b), ids, strict=True))
+        for b, ids in zip(batches, results, strict=True)
+    ]
+    assert by_content[0] == by_content[1] == by_content[2]
     assert len(await memory.index.nearest([1, 0, 0, 0], k=10)) == len(CHUNKS)
 
 
