@@ -59,9 +59,14 @@ async def correct_session(
         spans_of[entry.id] = tuple(sorted([*phonetic, *asked], key=lambda c: c.start))
 
     limit = anyio.Semaphore(LLM_CONCURRENCY)
-    async with anyio.create_task_group() as group:
+    if llm is None:
+        # Nothing to wait for: a task per line would cost more than correcting it.
         for entry in entries:
-            group.start_soon(correct, entry, limit)
+            await correct(entry, limit)
+    else:
+        async with anyio.create_task_group() as group:
+            for entry in entries:
+                group.start_soon(correct, entry, limit)
     updates = [
         (entry.id, apply_corrections(entry.raw_text, spans_of[entry.id]), spans_of[entry.id])
         for entry in entries
