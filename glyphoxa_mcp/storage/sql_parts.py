@@ -31,8 +31,23 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 
+# A query word held by more than this share of a table's rows (by ANALYZE's statistics),
+# and by more than MIN_COMMON_ROWS of them, is too common to find rows by: at reference
+# scale one such word ("near", a speaker's name) matched 40,000 passages, and scoring them
+# all took 450 ms. Rows are then found by the query's other words, and still scored by all.
+COMMON_SHARE = 0.05
+MIN_COMMON_ROWS = 2_000
+
+
 def bm25_search(
-    *, table: str, alias: str, columns: str, conditions: list[str], query: str, limit: str
+    *,
+    table: str,
+    alias: str,
+    columns: str,
+    conditions: list[str],
+    query: str,
+    limit: str,
+    campaign: str | None = None,
 ) -> str:
     """Rows of `table` sharing words with the query (placeholder `query`), ranked by BM25 as
     `rank`, best first: a rare word counts for more than a common one, which `ts_rank` alone
@@ -40,14 +55,45 @@ def bm25_search(
 
     Term statistics are read at query time from the rows that `conditions` select (document
     frequencies from the rows matching any query word, which are exactly the rows holding it),
-    so they are always current without a maintained table. The average length is that of the
-    matching rows; lengths count distinct lexemes.
+    so they are always current without a maintained table; the frequency of a word too common
+    to search by is estimated from ANALYZE's statistics instead. The average length is that of
+    the matching rows; lengths count distinct lexemes. With `campaign` (the placeholder of the
+    campaign, when `conditions` select the whole campaign) the number of rows is read from
+    the maintained counts instead of counted.
     """
     scope = where(conditions)
+    if campaign is not None:
+        documents = (
+            f"SELECT coalesce((SELECT row_count FROM campaign_row_counts WHERE campaign_id = "
+            f"{campaign} AND table_name = '{table}'), 0)::float8"
+        )
+    else:
+        documents = f"SELECT count(*)::float8 FROM {table} {alias} WHERE {scope}"
     return f"""
         WITH query AS (
             SELECT {or_tsquery(query)} AS tsq,
-                   tsvector_to_array(to_tsvector('english', {query})) AS lexemes
+                   tsvector_to_array(to_tsvector('english', {query})) AS lexemes,
+                   ({documents}) AS documents
+        ),
+        common AS (
+            SELECT u.lexeme, u.share * query.documents AS df
+            FROM query, pg_stats s,
+                 unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs)
+                     AS u(lexeme, share)
+            WHERE s.schemaname = current_schema() AND s.tablename = '{table}'
+              AND s.attname = 'tsv' AND u.lexeme = ANY(query.lexemes)
+              AND u.share > {COMMON_SHARE} AND u.share * query.documents > {MIN_COMMON_ROWS}
+        ),
+        searched AS (
+            -- The query's other words; every word when all of them are common.
+            SELECT coalesce(
+                (SELECT string_agg(quote_literal(l), ' | ')::tsquery
+                 FROM unnest(query.lexemes) AS l
+                 WHERE l NOT IN (SELECT lexeme FROM common)),
+                query.tsq) AS tsq,
+                EXISTS (SELECT 1 FROM unnest(query.lexemes) AS l
+                        WHERE l NOT IN (SELECT lexeme FROM common)) AS pruned
+            FROM query
         ),
         matching AS MATERIALIZED (
             SELECT {alias}.id, length({alias}.tsv)::float8 AS len,
@@ -55,20 +101,26 @@ def bm25_search(
                    -- and kept, all in C, so that unnest has little left to expand.
                    ts_filter(setweight(setweight({alias}.tsv, 'D'), 'A', query.lexemes), '{{a}}')
                        AS found
-            FROM {table} {alias}, query WHERE {scope} AND {alias}.tsv @@ query.tsq
+            FROM {table} {alias}, query, searched
+            WHERE {scope} AND {alias}.tsv @@ searched.tsq
         ),
         occurrences AS MATERIALIZED (
             SELECT m.id, m.len, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS tf
             FROM matching m, unnest(m.found) AS t
         ),
-        frequency AS (SELECT lexeme, count(*)::float8 AS df FROM occurrences GROUP BY lexeme),
+        frequency AS (
+            SELECT lexeme, count(*)::float8 AS df FROM occurrences, searched
+            WHERE NOT (searched.pruned AND lexeme IN (SELECT lexeme FROM common))
+            GROUP BY lexeme
+            UNION ALL
+            SELECT common.lexeme, common.df FROM common, searched WHERE searched.pruned
+        ),
         collection AS (
-            SELECT (SELECT count(*) FROM {table} {alias} WHERE {scope})::float8 AS documents,
-                   (SELECT avg(len) FROM matching) AS avg_len
+            SELECT query.documents, (SELECT avg(len) FROM matching) AS avg_len FROM query
         ),
         scored AS (
             SELECT o.id, sum(
-                ln(1 + (c.documents - f.df + 0.5) / (f.df + 0.5))
+                ln(1 + greatest(c.documents - f.df + 0.5, 0.5) / (f.df + 0.5))
                 * o.tf * ({BM25_K1} + 1)
                 / (o.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * o.len / c.avg_len))
             ) AS rank

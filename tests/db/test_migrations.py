@@ -28,6 +28,7 @@ EXPECTED_TABLES = {
     "glyphoxa_migrations",
     "pending_entities",
     "entity_versions",
+    "campaign_row_counts",
 }
 
 

@@ -4,9 +4,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage import sql_parts
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession, SearchFilters, build
+from glyphoxa_mcp.storage.models import NewChunk, NewEntry, NewSession, SearchFilters, build
+from glyphoxa_mcp.storage.semantic_index import content_hash
 
 START = datetime(2026, 3, 14, 19, 0, tzinfo=UTC)
 
@@ -170,3 +173,60 @@ async def test_speakers_are_found_by_id_or_name(memory: CampaignMemory) -> None:
     assert await memory.log.speaker_ids("nobody") == []
     none = await memory.log.search("caravan", SearchFilters(speaker_ids=()))
     assert none == []
+
+
+async def _row_counts(db: Database, memory: CampaignMemory) -> dict[str, int]:
+    rows = await db.pool.fetch(
+        "SELECT table_name, row_count FROM campaign_row_counts WHERE campaign_id = $1",
+        memory.campaign_id,
+    )
+    return {row["table_name"]: row["row_count"] for row in rows}
+
+
+async def test_row_counts_follow_every_insert_and_delete(
+    db: Database, memory: CampaignMemory, other_campaign: CampaignMemory
+) -> None:
+    await memory.log.append_many("s1", TALK)
+    await memory.log.append_many("s1", TALK)  # nothing new
+    await other_campaign.log.append_many("s1", TALK[:2])
+    entries = await memory.log.entries("s1")
+    chunks = [
+        NewChunk(
+            session_id="s1",
+            content=e.text,
+            embedding=[1, 0, 0, 0],
+            started_at=e.spoken_at,
+            ended_at=e.spoken_at,
+            entry_ids=(e.id,),
+        )
+        for e in entries
+    ]
+    await memory.index.upsert(chunks)
+    await memory.index.upsert(chunks[:2])  # stored already
+    assert await _row_counts(db, memory) == {"session_entries": 5, "chunks": 5}
+    assert await memory.index.remove_stale("s1", {content_hash(c.content) for c in chunks[2:]}) == 2
+    assert await _row_counts(db, memory) == {"session_entries": 5, "chunks": 3}
+    await db.pool.execute("DELETE FROM sessions WHERE campaign_id = $1", memory.campaign_id)
+    assert await _row_counts(db, memory) == {"session_entries": 0, "chunks": 0}
+    assert await _row_counts(db, other_campaign) == {"session_entries": 2}
+
+
+async def test_a_word_too_common_to_search_by_still_ranks(
+    db: Database, memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2,400 lines about the caravan, three that also name the ember: "caravan" is in
+    # nearly every line, so lines are found by "ember" and ranked by both words.
+    common = [line(i, "Mira", f"The caravan waits at milestone {i}.") for i in range(2_400)]
+    rare = [
+        line(3_000, "Tomas", "An ember glows in the caravan."),
+        line(3_001, "Tomas", "The ember went out."),
+        line(3_002, "Tomas", "Ember, ember, caravan, caravan."),
+    ]
+    await memory.log.append_many("s1", [*common, *rare])
+    await db.pool.execute("ANALYZE session_entries")
+    pruned = [m.entry.text for m in await memory.log.search("caravan ember", limit=10)]
+    assert sorted(pruned) == sorted(e.text for e in rare)
+    monkeypatch.setattr(sql_parts, "MIN_COMMON_ROWS", 1_000_000)
+    every_row = [m.entry.text for m in await memory.log.search("caravan ember", limit=10)]
+    # Scoring every caravan line as well changes nothing at the top.
+    assert every_row[:3] == pruned and len(every_row) == 10
