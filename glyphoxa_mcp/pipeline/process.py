@@ -58,9 +58,8 @@ async def process_session(
     # A run cut short left whole batches behind: only what is missing is embedded again.
     # A passage repeated word for word is stored once, so concurrent batches never write
     # the same row.
-    todo = list(
-        {content_hash(p.content): p for p in cut if content_hash(p.content) not in stored}.values()
-    )
+    by_hash = {content_hash(p.content): p for p in cut}
+    todo = [passage for digest, passage in by_hash.items() if digest not in stored]
     # Offline linking: the known entities each passage names (no guessing, no new facts).
     known = NamePattern.of_entities(await memory.queries.entity_names())
     done = len(cut) - len(todo)
@@ -98,7 +97,7 @@ async def process_session(
                     batch = todo[start : start + EMBED_BATCH]
                     vectors = await embedder.embed([p.content for p in batch])
                     await send.send([chunk(p, v) for p, v in zip(batch, vectors, strict=True)])
-    removed = await memory.index.remove_stale(session_id, {content_hash(p.content) for p in cut})
+    removed = await memory.index.remove_stale(session_id, set(by_hash))
     return ProcessReport(
         session_id, len(entries), len(cut), corrected.changed, embedded=len(todo), removed=removed
     )

@@ -175,15 +175,14 @@ class SemanticIndex:
         """Chunks sharing words with the query, most relevant first (BM25 `rank`)."""
         params = Params(self.campaign_id)
         text = params.add(checked_query(query))
-        narrower = chunk_conditions(filters, params, "c")
         sql = bm25_search(
             table="chunks",
             alias="c",
             columns=CHUNK_COLUMNS,
-            conditions=["c.campaign_id = $1", *narrower],
+            campaign="$1",
+            conditions=chunk_conditions(filters, params, "c"),
             query=text,
             limit=params.add(k),
-            campaign=None if narrower else "$1",
         )
         with driver_errors("search the semantic index by words"):
             rows = await self._pool.fetch(sql, *params.values)

@@ -215,15 +215,14 @@ class SessionLog:
         """Entries sharing words with the query, most relevant first (BM25 `rank`)."""
         params = Params(self.campaign_id)
         text = params.add(checked_query(query))
-        narrower = entry_conditions(filters, params, "e")
         sql = bm25_search(
             table="session_entries",
             alias="e",
             columns=ENTRY_COLUMNS,
-            conditions=["e.campaign_id = $1", *narrower],
+            campaign="$1",
+            conditions=entry_conditions(filters, params, "e"),
             query=text,
             limit=params.add(limit),
-            campaign=None if narrower else "$1",
         )
         with driver_errors("search the session log"):
             rows = await self._pool.fetch(sql, *params.values)

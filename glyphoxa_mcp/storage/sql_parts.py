@@ -44,10 +44,10 @@ def bm25_search(
     table: str,
     alias: str,
     columns: str,
+    campaign: str,
     conditions: list[str],
     query: str,
     limit: str,
-    campaign: str | None = None,
 ) -> str:
     """Rows of `table` sharing words with the query (placeholder `query`), ranked by BM25 as
     `rank`, best first: a rare word counts for more than a common one, which `ts_rank` alone
@@ -57,12 +57,12 @@ def bm25_search(
     frequencies from the rows matching any query word, which are exactly the rows holding it),
     so they are always current without a maintained table; the frequency of a word too common
     to search by is estimated from ANALYZE's statistics instead. The average length is that of
-    the matching rows; lengths count distinct lexemes. With `campaign` (the placeholder of the
-    campaign, when `conditions` select the whole campaign) the number of rows is read from
-    the maintained counts instead of counted.
+    the matching rows; lengths count distinct lexemes. Rows are those of the campaign
+    (placeholder `campaign`) that `conditions` keep; with no conditions, the number of rows
+    is read from the maintained counts instead of counted.
     """
-    scope = where(conditions)
-    if campaign is not None:
+    scope = where([f"{alias}.campaign_id = {campaign}", *conditions])
+    if not conditions:
         documents = (
             f"SELECT coalesce((SELECT row_count FROM campaign_row_counts WHERE campaign_id = "
             f"{campaign} AND table_name = '{table}'), 0)::float8"
