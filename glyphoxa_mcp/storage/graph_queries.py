@@ -22,6 +22,7 @@ from glyphoxa_mcp.storage.models import (
     ChunkInContext,
     ChunkMatch,
     Entity,
+    EntityLabel,
     FactMatch,
     IdentitySnapshot,
     Neighbour,
@@ -310,12 +311,14 @@ class GraphQueries:
             rows = await self._pool.fetch(sql, self.campaign_id, npc_id)
         return [row["id"] for row in rows]
 
-    async def session_entities(self, session_id: str, npc_id: str | None = None) -> list[Entity]:
+    async def session_entities(
+        self, session_id: str, npc_id: str | None = None
+    ) -> list[EntityLabel]:
         """Entities involved in a session: tagged in its chunks, speaking in it, or the subject
         or an end of facts and relationships sourced from it."""
         sql = f"""
             WITH involved AS (
-                SELECT unnest(entity_ids) AS id FROM chunks
+                SELECT entity_id AS id FROM session_chunk_entities
                 WHERE campaign_id = $1 AND session_id = $2
                 UNION SELECT npc_id FROM session_entries
                 WHERE campaign_id = $1 AND session_id = $2 AND npc_id IS NOT NULL
@@ -328,14 +331,14 @@ class GraphQueries:
             )
             -- As an array of ids, so that the entities are fetched by key: the planner
             -- cannot know that a session involves dozens of entities, not thousands.
-            SELECT {ENTITY_COLUMNS} FROM entities e
+            SELECT e.id, e.type, e.name FROM entities e
             WHERE e.campaign_id = $1 AND e.id = ANY(ARRAY(SELECT id FROM involved))
               AND {entity_visible("e", "$3")}
             ORDER BY e.type, e.name, e.id
         """
         with driver_errors(f"read the entities of session {session_id!r}"):
             rows = await self._pool.fetch(sql, self.campaign_id, session_id, npc_id)
-        return [entity_from_row(row) for row in rows]
+        return [EntityLabel(id=row["id"], type=row["type"], name=row["name"]) for row in rows]
 
     async def chunks_near_entities(
         self,

@@ -295,6 +295,14 @@ class Entity(Frozen):
     visibility: Visibility
 
 
+class EntityLabel(Frozen):
+    """What names an entity in a list: enough to show it and to ask for the rest."""
+
+    id: str
+    type: EntityType
+    name: str
+
+
 class NewRelationship(Frozen):
     source_id: Key
     target_id: Key

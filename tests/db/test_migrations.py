@@ -29,6 +29,7 @@ EXPECTED_TABLES = {
     "pending_entities",
     "entity_versions",
     "campaign_row_counts",
+    "session_chunk_entities",
 }
 
 

@@ -6,6 +6,7 @@ from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.graph_queries import MAX_DEPTH
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewChunk
+from glyphoxa_mcp.storage.semantic_index import content_hash
 from tests.storage.graph_fixtures import build_village
 
 
@@ -201,3 +202,30 @@ async def test_session_entities_come_from_every_layer(memory: CampaignMemory) ->
     assert as_dm == {"grimjaw", "red-kettle", "mira", "ember-blade"}
     as_mira = {e.id for e in await memory.queries.session_entities("s1", npc_id="mira")}
     assert as_mira == {"grimjaw", "red-kettle", "mira"}
+
+
+async def test_session_entities_follow_the_passages_stored_and_removed(
+    memory: CampaignMemory,
+) -> None:
+    """The passages' entities are tallied by triggers (sql/011): storing a passage again,
+    removing one of two that tag an entity, and removing the last one are all seen."""
+    await build_village(memory)
+
+    def passage(content: str, *entity_ids: str) -> NewChunk:
+        return NewChunk(
+            session_id="s1", content=content, embedding=[1, 0, 0, 0], entity_ids=entity_ids
+        )
+
+    async def involved() -> set[str]:
+        return {e.id for e in await memory.queries.session_entities("s1")}
+
+    from_the_graph = await involved()  # grimjaw OWNS ember-blade is sourced from s1
+    await memory.index.upsert(
+        [passage("At the kettle", "red-kettle"), passage("Mira pours", "red-kettle", "mira")]
+    )
+    await memory.index.upsert([passage("Mira pours", "red-kettle", "mira")])  # stored again
+    assert await involved() - from_the_graph == {"red-kettle", "mira"}
+    await memory.index.remove_stale("s1", {content_hash("At the kettle")})
+    assert await involved() - from_the_graph == {"red-kettle"}
+    await memory.index.remove_stale("s1", set())
+    assert await involved() == from_the_graph
