@@ -181,6 +181,7 @@ class SemanticIndex:
             columns=CHUNK_COLUMNS,
             campaign="$1",
             conditions=chunk_conditions(filters, params, "c"),
+            count_exactly=filters.session_id is not None,
             query=text,
             limit=params.add(k),
         )

@@ -221,6 +221,7 @@ class SessionLog:
             columns=ENTRY_COLUMNS,
             campaign="$1",
             conditions=entry_conditions(filters, params, "e"),
+            count_exactly=filters.session_id is not None,
             query=text,
             limit=params.add(limit),
         )

@@ -230,3 +230,34 @@ async def test_a_word_too_common_to_search_by_still_ranks(
     every_row = [m.entry.text for m in await memory.log.search("caravan ember", limit=10)]
     # Scoring every caravan line as well changes nothing at the top.
     assert every_row[:3] == pruned and len(every_row) == 10
+
+
+async def test_a_filtered_search_estimates_how_many_rows_the_filter_keeps(
+    db: Database, memory: CampaignMemory
+) -> None:
+    # Tomas says every third line about the caravan and every third about the ember: the
+    # share of the matching lines he said is his share of the log, so the estimated row
+    # count is the exact one, and BM25 ranks as if the filtered rows had been counted.
+    said = [
+        line(i, "Tomas" if i % 3 == 0 else "Mira", f"The {topic} again, for the {i}th time.")
+        for i, topic in enumerate(["caravan"] * 9 + ["ember"] * 3 + ["ember caravan"] * 3)
+    ]
+    await memory.log.append_many("s1", said)
+    tomas = SearchFilters(speaker_ids=("tomas",))
+    estimated = {m.entry.id: m.rank for m in await memory.log.search("caravan ember", tomas)}
+
+    params = sql_parts.Params(memory.campaign_id)
+    query = params.add("caravan ember")
+    counted = sql_parts.bm25_search(
+        table="session_entries",
+        alias="e",
+        columns="e.id",
+        campaign="$1",
+        conditions=sql_parts.entry_conditions(tomas, params, "e"),
+        query=query,
+        limit=params.add(10),
+        count_exactly=True,
+    )
+    exact = {row["id"]: row["rank"] for row in await db.pool.fetch(counted, *params.values)}
+    assert len(exact) == 5 and estimated.keys() == exact.keys()
+    assert all(estimated[i] == pytest.approx(exact[i]) for i in exact)
