@@ -78,9 +78,26 @@ SELECT {ENTRY_COLUMNS} FROM session_entries e
 WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
 ORDER BY e.spoken_at, e.id
 """
+# A speaker says thousands of lines, and all of them hold the same few ids: the ids going by
+# the name are found one after another through the index (each the least id after the
+# last), not by reading every line and dropping repeats.
 SELECT_SPEAKERS = """
-SELECT DISTINCT speaker_id FROM session_entries
-WHERE campaign_id = $1 AND (speaker_id = $2 OR lower(speaker_name) = lower($2))
+WITH RECURSIVE named (speaker_id) AS (
+    (SELECT speaker_id FROM session_entries
+     WHERE campaign_id = $1 AND lower(speaker_name) = lower($2)
+     ORDER BY speaker_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.speaker_id FROM session_entries e
+            WHERE e.campaign_id = $1 AND lower(e.speaker_name) = lower($2)
+              AND e.speaker_id > named.speaker_id
+            ORDER BY e.speaker_id LIMIT 1)
+    FROM named WHERE named.speaker_id IS NOT NULL
+)
+SELECT speaker_id FROM named WHERE speaker_id IS NOT NULL
+UNION
+SELECT $2 WHERE EXISTS (
+    SELECT FROM session_entries WHERE campaign_id = $1 AND speaker_id = $2
+)
 ORDER BY speaker_id
 """
 SELECT_LATEST_SESSION = """

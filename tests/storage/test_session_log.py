@@ -171,6 +171,17 @@ async def test_speakers_are_found_by_id_or_name(memory: CampaignMemory) -> None:
     assert await memory.log.speaker_ids("GRIMJAW") == ["grimjaw"]
     assert await memory.log.speaker_ids("mira") == ["mira"]
     assert await memory.log.speaker_ids("nobody") == []
+    # One name, several ids (two players called Mira, one with two microphones), each id
+    # once however many lines it said; an id is found as itself.
+    await memory.log.append_many(
+        "s1",
+        [
+            line(500 + i, "Mira", f"Line {i}.").model_copy(update={"speaker_id": speaker})
+            for i, speaker in enumerate(["mira-2", "mira-b", "mira-2", "mira-b", "mira-2"])
+        ],
+    )
+    assert await memory.log.speaker_ids("MIRA") == ["mira", "mira-2", "mira-b"]
+    assert await memory.log.speaker_ids("mira-b") == ["mira-b"]
     none = await memory.log.search("caravan", SearchFilters(speaker_ids=()))
     assert none == []
 
