@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Literal
 
@@ -130,6 +131,16 @@ class Sessions:
         with driver_errors("list sessions"):
             rows = await self._pool.fetch(SELECT_SESSIONS, self.campaign_id)
         return [_session(row) for row in rows]
+
+    async def titles(self, session_ids: Collection[str]) -> dict[str, str | None]:
+        """The titles of these sessions (None: untitled), by id; unknown ids are left out."""
+        with driver_errors("read session titles"):
+            rows = await self._pool.fetch(
+                "SELECT id, title FROM sessions WHERE campaign_id = $1 AND id = ANY($2::text[])",
+                self.campaign_id,
+                list(session_ids),
+            )
+        return {row["id"]: row["title"] for row in rows}
 
     async def finished(self, sessions_ago: int = 1) -> Session:
         """The finished session `sessions_ago` back: 1 is the last one."""

@@ -69,6 +69,20 @@ async def test_sessions_are_per_campaign(
     assert [s.id for s in await other_campaign.sessions.list()] == ["s1"]
 
 
+async def test_titles_are_read_for_the_sessions_asked_about(
+    memory: CampaignMemory, other_campaign: CampaignMemory
+) -> None:
+    await memory.sessions.upsert(NewSession(id="s2", title="The Crossing"))
+    await memory.sessions.upsert(NewSession(id="s4"))
+    await other_campaign.sessions.upsert(NewSession(id="s3", title="Elsewhere"))
+    assert await memory.sessions.titles(["s2", "s1", "s3", "s4", "nope"]) == {
+        "s1": "The Red Kettle",
+        "s2": "The Crossing",
+        "s4": None,
+    }
+    assert await memory.sessions.titles([]) == {}
+
+
 async def test_deleting_a_campaign_removes_everything_it_stored(
     db: Database, memory: CampaignMemory, other_campaign: CampaignMemory
 ) -> None:

@@ -156,9 +156,7 @@ class SessionSearch:
 
     async def run(self, query: str, wanted: int) -> list[SessionHit]:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
-        embedding, sessions = await concurrently(
-            lambda: self.state.embed_query(query), self.memory.sessions.list
-        )
+        embedding = await self.state.embed_query(query)
         found = await self._meaning_and_words(query, embedding, self.filters, pool)
         period = named_period(query)
         if period is not None and self.filters.after is None and self.filters.before is None:
@@ -176,8 +174,13 @@ class SessionSearch:
         fused = reciprocal_rank_fusion(found.rankings, FUSION_WEIGHTS, k=FUSION_K)
         # A passage is given as its lines from the log, so overlapping ones can be trimmed.
         lines = {i for c in found.chunks.values() for i in c.entry_ids} - found.entries.keys()
-        found.entries.update({e.id: e for e in await self.memory.log.get_many(sorted(lines))})
-        titles = {s.id: s.title for s in sessions}
+        sessions = {c.session_id for c in found.chunks.values() if c.session_id is not None}
+        sessions |= {e.session_id for e in found.entries.values()}
+        more_lines, titles = await concurrently(
+            lambda: self.memory.log.get_many(sorted(lines)),
+            lambda: self.memory.sessions.titles(sessions),
+        )
+        found.entries.update({e.id: e for e in more_lines})
         return self._hits(fused, found.chunks, found.entries, titles, self.scope.redactor, wanted)
 
     async def _meaning_and_words(
