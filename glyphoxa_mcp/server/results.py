@@ -62,6 +62,11 @@ class QueryEntitiesResult(BaseModel):
     entities: list[EntityView]
     limit: CountLimit
     depth: CountLimit | None = None
+    relationships_per_entity: int | None = Field(
+        default=None,
+        description="Each entity lists at most this many relationships, the first by type; "
+        "ask with related_to for all of one entity's connections.",
+    )
     scope: str = Field(description="Whose knowledge applies: 'dm' or 'npc:<id>'.")
     note: str | None = None
 

@@ -129,3 +129,28 @@ async def test_unknown_names_return_nothing_with_a_note(connect: Connect) -> Non
         related = await call(client, TOOL, related_to="Smaug")
     assert result["entities"] == [] and "No entity matched" in result["note"]
     assert related["entities"] == [] and "Smaug" in related["note"]
+
+
+async def test_relationships_are_shared_out_over_the_entities_returned(
+    memory: CampaignMemory, connect: Connect
+) -> None:
+    # A market with 30 stalls: asked alone it lists 25; among 12 places, 5 each.
+    await memory.graph.upsert_entity(NewEntity(type=EntityType.LOCATION, name="Grand Market"))
+    for stall in range(30):
+        await memory.graph.upsert_entity(
+            NewEntity(type=EntityType.LOCATION, name=f"Stall {stall:02}")
+        )
+        await memory.graph.upsert_relationship(
+            NewRelationship(
+                source_id=f"stall-{stall:02}", target_id="grand-market", rel_type="PART_OF"
+            )
+        )
+    async with connect() as client:
+        alone = await call(client, TOOL, name="Grand Market", limit=1)
+        places = await call(client, TOOL, type="location", limit=12)
+    [market] = alone["entities"]
+    assert alone["relationships_per_entity"] == 25 and len(market["relationships"]) == 25
+    # The first by type, then by the other end: stalls 00-24.
+    assert [r["other_name"] for r in market["relationships"]][:2] == ["Stall 00", "Stall 01"]
+    assert places["relationships_per_entity"] == 5 and len(places["entities"]) == 12
+    assert max(len(e["relationships"]) for e in places["entities"]) == 5

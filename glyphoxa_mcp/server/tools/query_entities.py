@@ -27,10 +27,16 @@ DESCRIPTION = (
     "Look up people, places, factions, items, quests and lore in the campaign's knowledge "
     "graph. Give a name (misspellings and aliases are fine), a type, or related_to (an entity "
     "whose connections you want, optionally only through one relation, up to `depth` hops). "
-    "Returns each entity with its attributes and relationships; relationships marked "
-    "unconfirmed are rumours."
+    "Returns each entity with its attributes and relationships (fewer each when many "
+    "entities match; related_to lists all of one entity's connections); relationships "
+    "marked unconfirmed are rumours."
 )
-RELATIONSHIPS_PER_ENTITY = 25
+# A result is read by a model, often a voice one: ten hubs with 25 relationships each were
+# 150 KB of JSON (and 40 ms to assemble). The relationships are shared out over the entities
+# returned: all 25 for one entity, at least 5 each however many there are.
+MAX_RELATIONSHIPS_PER_ENTITY = 25
+MIN_RELATIONSHIPS_PER_ENTITY = 5
+RELATIONSHIPS_PER_RESULT = 60
 # How many graph neighbours to consider before filtering them by type and name (unfiltered,
 # only the nearest `limit` are read).
 NEIGHBOUR_POOL = 500
@@ -111,9 +117,12 @@ class EntityQuery:
         else:
             views = self._by_name_or_type(scope, name, entity_type)
         views = views[: count.used]
-        entities = await self._with_relationships(views, scope.redactor)
+        per_entity = relationships_per_entity(len(views))
+        entities = await self._with_relationships(views, per_entity, scope.redactor)
         note = None if entities else "No entity matched; check the spelling or try a type."
-        return result.model_copy(update={"entities": entities, "note": note})
+        return result.model_copy(
+            update={"entities": entities, "relationships_per_entity": per_entity, "note": note}
+        )
 
     def _by_name_or_type(
         self, scope: Scope, name: str | None, entity_type: EntityType | None
@@ -149,12 +158,15 @@ class EntityQuery:
         return [(n.entity, "related", n) for n in kept]
 
     async def _with_relationships(
-        self, views: list[tuple[Entity, str, Neighbour | None]], redactor: Redactor
+        self,
+        views: list[tuple[Entity, str, Neighbour | None]],
+        per_entity: int,
+        redactor: Redactor,
     ) -> list[EntityView]:
         snapshots = await self.queries.snapshots(
             [entity.id for entity, _, _ in views],
             npc_id=self.state.npc_id,
-            max_relationships=RELATIONSHIPS_PER_ENTITY,
+            max_relationships=per_entity,
             include_facts=False,
         )
         by_id = {snapshot.entity.id: snapshot for snapshot in snapshots}
@@ -198,6 +210,12 @@ class EntityQuery:
             provenance=provenance_view(rel.provenance, self.state.review_threshold),
             secret=rel.visibility.secret,
         )
+
+
+def relationships_per_entity(entities: int) -> int:
+    """How many relationships each of `entities` entities lists."""
+    shared = RELATIONSHIPS_PER_RESULT // max(entities, 1)
+    return max(MIN_RELATIONSHIPS_PER_ENTITY, min(MAX_RELATIONSHIPS_PER_ENTITY, shared))
 
 
 def provenance_view(provenance: Any, threshold: float) -> ProvenanceView:
