@@ -22,6 +22,7 @@ from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor
 from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Entity
+from glyphoxa_mcp.storage.vocabulary import EntityType
 
 DEFAULT_REVIEW_THRESHOLD = 0.7
 
@@ -51,7 +52,7 @@ class ServerState:
         """Build this server's scope and what is built from it now, before the first call
         would have to (seconds with 10,000 entities, more than a tier's deadline)."""
         scope = await self.view()
-        _ = scope.names, scope.mentions, scope.by_name
+        _ = scope.names, scope.mentions, scope.by_type
         # The pre-fetch corrects names in what it is given: the word list (half a second to
         # load) and the prepared names are ready before the first one.
         load_word_frequencies()
@@ -85,9 +86,12 @@ class Scope:
         return {entity.id: entity for entity in self.known}
 
     @functools.cached_property
-    def by_name(self) -> tuple[Entity, ...]:
-        """The known entities in alphabetical order."""
-        return tuple(sorted(self.known, key=lambda e: (e.name.lower(), e.id)))
+    def by_type(self) -> dict[EntityType, tuple[Entity, ...]]:
+        """The known entities of each type, in alphabetical order."""
+        grouped: dict[EntityType, list[Entity]] = {}
+        for entity in sorted(self.known, key=lambda e: (e.name.lower(), e.id)):
+            grouped.setdefault(entity.type, []).append(entity)
+        return {entity_type: tuple(entities) for entity_type, entities in grouped.items()}
 
 
 async def scope_of(memory: CampaignMemory, npc_id: str | None) -> Scope:

@@ -128,7 +128,7 @@ class EntityQuery:
         self, scope: Scope, name: str | None, entity_type: EntityType | None
     ) -> list[tuple[Entity, str, Neighbour | None]]:
         if name is None:
-            return [(e, "type", None) for e in scope.by_name if e.type == entity_type]
+            return [(e, "type", None) for e in scope.by_type.get(entity_type, ())]
         matches = scope.names.match(
             name, limit=50, accept=lambda e: entity_type is None or e.type == entity_type
         )
