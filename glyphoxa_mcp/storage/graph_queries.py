@@ -228,22 +228,22 @@ class GraphQueries:
         npc = params.add(npc_id)
         other_id = "CASE WHEN r.source_id = e.id THEN r.target_id ELSE r.source_id END"
         bidirectional = params.add(list(BIDIRECTIONAL_TYPES))
-        facts = "'[]'::jsonb"
+        facts = "'[]'::json"
         if include_facts:
             facts = f"""coalesce((
-                    SELECT jsonb_agg({fact_json("f")} ORDER BY f.id)
+                    SELECT json_agg({fact_json("f")} ORDER BY f.id)
                     FROM facts f
                     WHERE f.campaign_id = $1 AND f.subject_id = e.id
                       AND f.superseded_by IS NULL AND {visible("f", npc)}
-                ), '[]'::jsonb)"""
+                ), '[]'::json)"""
         # A hub has hundreds of relationships, of which `max_relationships` are kept: the
         # first by type and the other end's id (ids are slugs of names), an order known
         # before the other end is read, so that only the kept ones are looked up and turned
         # into JSON. Ordered by the other end's name, every one was (50 ms for ten hubs).
         sql = f"""
-            SELECT jsonb_build_object('entity', {entity_json("e")}, 'relationships', coalesce((
-                    SELECT jsonb_agg(
-                        jsonb_build_object(
+            SELECT json_build_object('entity', {entity_json("e")}, 'relationships', coalesce((
+                    SELECT json_agg(
+                        json_build_object(
                             'direction', CASE WHEN (top.r).source_id = e.id
                                          THEN 'outgoing' ELSE 'incoming' END,
                             'relationship', {relationship_json("(top.r)")},
@@ -269,7 +269,7 @@ class GraphQueries:
                         ORDER BY ranked.rel_type, ranked.other_id, ranked.id
                         LIMIT {params.add(max_relationships)}
                     ) top
-                ), '[]'::jsonb), 'facts', {facts})::text AS snapshot
+                ), '[]'::json), 'facts', {facts})::text AS snapshot
             FROM entities e
             JOIN unnest($2::text[]) WITH ORDINALITY AS wanted(id, position) ON wanted.id = e.id
             WHERE e.campaign_id = $1 AND {entity_visible("e", npc)}

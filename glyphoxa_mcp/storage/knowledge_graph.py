@@ -99,22 +99,22 @@ DELETE_FACT = "DELETE FROM facts WHERE campaign_id = $1 AND id = $2"
 # The same rows as JSON shaped like the models, for statements that nest them: pydantic
 # validates the JSON text in one call, several times faster than dicts decoded in Python.
 def _visibility_json(alias: str) -> str:
-    return f"jsonb_build_object('secret', {alias}.secret, 'known_by', {alias}.known_by)"
+    return f"json_build_object('secret', {alias}.secret, 'known_by', {alias}.known_by)"
 
 
 def entity_json(alias: str) -> str:
-    """An `Entity` as jsonb, from the entities row at `alias`."""
+    """An `Entity` as JSON, from the entities row at `alias`."""
     return (
-        f"jsonb_build_object('id', {alias}.id, 'type', {alias}.type, 'name', {alias}.name, "
+        f"json_build_object('id', {alias}.id, 'type', {alias}.type, 'name', {alias}.name, "
         f"'aliases', {alias}.aliases, 'attributes', {alias}.attributes, "
         f"'visibility', {_visibility_json(alias)})"
     )
 
 
 def relationship_json(alias: str) -> str:
-    """A `Relationship` as jsonb, from the relationships row at `alias`."""
+    """A `Relationship` as JSON, from the relationships row at `alias`."""
     return (
-        f"jsonb_build_object('id', {alias}.id, 'source_id', {alias}.source_id, "
+        f"json_build_object('id', {alias}.id, 'source_id', {alias}.source_id, "
         f"'target_id', {alias}.target_id, 'rel_type', {alias}.rel_type, "
         f"'attributes', {alias}.attributes, 'provenance', {alias}.provenance, "
         f"'visibility', {_visibility_json(alias)})"
@@ -122,9 +122,9 @@ def relationship_json(alias: str) -> str:
 
 
 def fact_json(alias: str) -> str:
-    """A `Fact` as jsonb, from the facts row at `alias`."""
+    """A `Fact` as JSON, from the facts row at `alias`."""
     return (
-        f"jsonb_build_object('id', {alias}.id, 'subject_id', {alias}.subject_id, "
+        f"json_build_object('id', {alias}.id, 'subject_id', {alias}.subject_id, "
         f"'text', {alias}.text, 'session_id', {alias}.session_id, "
         f"'story_day', {alias}.story_day, 'story_label', {alias}.story_label, "
         f"'occurred_at', {alias}.occurred_at, 'provenance', {alias}.provenance, "
