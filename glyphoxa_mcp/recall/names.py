@@ -31,6 +31,8 @@ MIN_PARTIAL_CHARS = 3
 # m/|a| + m/|b| to 1.4. Spellings that cannot are not compared (a tiny slack for rounding).
 _MIN_SHARED_RATIO = 3 * (1 - (1 - MIN_FUZZY_SIMILARITY) / (1 - 4 * 0.1)) - 1 - 1e-9
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+_LETTER_INDEX = np.zeros(128, dtype=np.intp)
+_LETTER_INDEX[[ord(letter) for letter in _ALPHABET]] = np.arange(len(_ALPHABET))
 
 
 @dataclass(frozen=True)
@@ -95,11 +97,7 @@ class NameIndex:
                 word_forms.append(f" {words(text)} ")
         self._words, self._word_starts = _joined(word_forms)
         self._joined_keys, self._key_starts = _joined(self._keys)
-        # One row per letter: a query reads only the rows of the letters it has.
-        self._letters = np.array(
-            [[min(key.count(letter), 255) for key in self._keys] for letter in _ALPHABET],
-            dtype=np.uint8,
-        ).reshape(len(_ALPHABET), len(self._keys))
+        self._letters = _letter_counts(self._keys)
         self._lengths = np.array([len(key) for key in self._keys], dtype=np.float64)
 
     def match(
@@ -166,6 +164,17 @@ class NameIndex:
             shared += np.minimum(row, min(query_key.count(letter), 255))
         ratio = shared * (1 / len(query_key) + 1 / self._lengths)
         return np.flatnonzero(ratio >= _MIN_SHARED_RATIO)
+
+
+def _letter_counts(keys: Sequence[str]) -> np.ndarray:
+    """How often each letter of _ALPHABET occurs in each compact() key: one row per letter,
+    so that a query reads only the rows of its own letters. Counted in one pass over all
+    the keys' characters (a count per letter and key took a second with 12,000 keys)."""
+    codes = np.frombuffer("".join(keys).encode("ascii"), dtype=np.uint8)
+    owners = np.repeat(np.arange(len(keys)), [len(key) for key in keys])
+    letters = _LETTER_INDEX[codes]
+    counts = np.bincount(letters * len(keys) + owners, minlength=len(_ALPHABET) * len(keys))
+    return np.minimum(counts, 255).astype(np.uint8).reshape(len(_ALPHABET), len(keys))
 
 
 def _joined(parts: Sequence[str]) -> tuple[str, list[int]]:
