@@ -97,11 +97,15 @@ def new_sessions(dataset: Dataset, utterances: int, seed: int = 0) -> list[list[
 
 async def forget_ingested(dsn: str) -> None:
     """Remove the sessions a run ingested (and their entries and chunks), so the campaign
-    is the dataset again."""
+    is the dataset again: vacuumed too, or the vector index keeps the deleted passages, which
+    were embedded by the real model and so are the nearest to every real query of the next
+    run (each such search then found nothing among 40 candidates)."""
     with driver_errors("remove the ingested sessions"):
         conn = await asyncpg.connect(dsn)
         try:
-            await conn.execute(DELETE_INGESTED, CAMPAIGN_ID, SESSION_PREFIX)
+            deleted = await conn.execute(DELETE_INGESTED, CAMPAIGN_ID, SESSION_PREFIX)
+            if deleted != "DELETE 0":
+                await conn.execute("VACUUM chunks, session_entries")
         finally:
             await conn.close()
 

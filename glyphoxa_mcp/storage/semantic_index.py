@@ -155,7 +155,8 @@ class SemanticIndex:
         if k < 1:
             raise InvalidInputError(f"k must be at least 1; got {k}.", field="k")
         params = Params(self.campaign_id, vector)
-        conditions = ["c.campaign_id = $1", *chunk_conditions(filters, params, "c")]
+        filtering = chunk_conditions(filters, params, "c")
+        conditions = ["c.campaign_id = $1", *filtering]
         limit = params.add(k)
         select = f"""
             SELECT {CHUNK_COLUMNS}, c.embedding <=> $2 AS distance FROM chunks c
@@ -165,7 +166,12 @@ class SemanticIndex:
         exact = exact_variant(select, "distance, id", limit)
         with driver_errors("search the semantic index"):
             rows = await nearest_rows(
-                self._pool, approximate=approximate, exact=exact, args=params.values, k=k
+                self._pool,
+                approximate=approximate,
+                exact=exact,
+                args=params.values,
+                k=k,
+                filtered=bool(filtering),
             )
         return [ChunkMatch(chunk=chunk_from_row(row), distance=row["distance"]) for row in rows]
 

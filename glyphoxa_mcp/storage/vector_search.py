@@ -9,6 +9,11 @@ instead. Either way the caller gets k rows when k exist.
 The exact answer reads every row the filter keeps: cheap for a session's 200 passages,
 but 200-400 ms when a filter keeps a third of 40,000 (a speaker who is in most scenes),
 where a wider index search takes a few milliseconds.
+
+Without a filter, an index that finds nothing has found rows deleted since the last VACUUM
+(the index keeps them until then, and a scan counts them among its candidates): passages
+cut again after a correction, or a session processed anew. Reading the whole campaign
+exactly would take 650 ms at reference scale, so the widest index search comes first.
 """
 
 from __future__ import annotations
@@ -30,24 +35,34 @@ def exact_variant(select: str, order_by: str, limit: str) -> str:
     """
 
 
-def wider_search(found: int, k: int, ef_search: int) -> int | None:
+def wider_search(found: int, k: int, ef_search: int, *, filtered: bool = True) -> int | None:
     """The ef_search to try next after `found` of `k` rows came back from `ef_search`
     candidates, or None when the index is not worth asking again (nothing survived the
-    filter, or too few to reach k within MAX_EF_SEARCH)."""
-    if found >= k or found == 0:
+    filter, or too few to reach k within MAX_EF_SEARCH). Unfiltered, nothing found means
+    deleted rows crowd the nearest: the widest search."""
+    if found >= k:
         return None
+    if found == 0:
+        return MAX_EF_SEARCH if not filtered and ef_search < MAX_EF_SEARCH else None
     wanted = math.ceil(2 * k * ef_search / found)
     return wanted if wanted <= MAX_EF_SEARCH else None
 
 
 async def nearest_rows(
-    pool: asyncpg.Pool, *, approximate: str, exact: str, args: Sequence[object], k: int
+    pool: asyncpg.Pool,
+    *,
+    approximate: str,
+    exact: str,
+    args: Sequence[object],
+    k: int,
+    filtered: bool = True,
 ) -> list[asyncpg.Record]:
+    """`filtered`: the statements keep only some of the campaign's rows."""
     ef_search = min(max(MIN_EF_SEARCH, 2 * k), MAX_EF_SEARCH)
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
         rows = await conn.fetch(approximate, *args)
-        wider = wider_search(len(rows), k, ef_search)
+        wider = wider_search(len(rows), k, ef_search, filtered=filtered)
         if wider is not None:
             await conn.execute(f"SET LOCAL hnsw.ef_search = {wider}")
             rows = await conn.fetch(approximate, *args)

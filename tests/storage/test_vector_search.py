@@ -5,6 +5,13 @@ import pytest
 from glyphoxa_mcp.storage.vector_search import MAX_EF_SEARCH, wider_search
 
 
+def test_an_unfiltered_search_that_found_nothing_tries_the_widest_search_first() -> None:
+    # Only deleted rows were near: the exact answer would read the whole campaign.
+    assert wider_search(0, 20, 40, filtered=False) == MAX_EF_SEARCH
+    assert wider_search(0, 20, MAX_EF_SEARCH, filtered=False) is None
+    assert wider_search(5, 20, 40, filtered=False) == wider_search(5, 20, 40)
+
+
 @pytest.mark.parametrize(
     ("found", "k", "ef_search", "wider"),
     [
