@@ -110,7 +110,9 @@ class HotLayer:
         (lines, speakers), around, quests = await concurrently(
             lambda: self._transcript(session_id, scope),
             lambda: self._around(location, npc.id),
-            lambda: self.memory.graph.find_entities(type=EntityType.QUEST, npc_id=npc.id, limit=50),
+            lambda: self.memory.graph.find_by_attribute(
+                EntityType.QUEST, "status", ACTIVE_QUEST_STATES, npc_id=npc.id, limit=50
+            ),
         )
         transcript_lines, dropped = fit_newest(
             [f"{line.speaker}: {line.text}" for line in lines], self.budgets.transcript_tokens
@@ -208,7 +210,7 @@ class HotLayer:
         snapshot: IdentitySnapshot,
         location: Entity | None,
         around: list[Neighbour],
-        all_quests: list[Entity],
+        quests: list[Entity],
         speaking_npcs: list[str],
         scope: Scope,
     ) -> tuple[Section, list[EntityRef], list[EntityRef]]:
@@ -226,11 +228,6 @@ class HotLayer:
         gives = {
             r.other.id for r in snapshot.relationships if r.relationship.rel_type == "QUEST_GIVER"
         }
-        quests = [
-            e
-            for e in all_quests
-            if str(e.attributes.get("status", "")).lower() in ACTIVE_QUEST_STATES
-        ]
         lines: list[Line] = []
         header = "Location: " + (location.name if location else "unknown")
         description = redactor.clean(location.attributes).get("description") if location else None

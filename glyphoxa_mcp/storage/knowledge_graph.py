@@ -5,6 +5,7 @@ Traversal and combined graph + text/vector queries are in `graph_queries`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import asyncpg
@@ -250,6 +251,30 @@ class KnowledgeGraph:
         """
         with driver_errors("find entities"):
             rows = await self._pool.fetch(sql, *params.values)
+        return [entity_from_row(row) for row in rows]
+
+    async def find_by_attribute(
+        self,
+        type: EntityType,
+        attribute: str,
+        one_of: Sequence[str],
+        *,
+        npc_id: str | None = None,
+        limit: int = 50,
+    ) -> list[Entity]:
+        """Entities of `type` whose `attribute` is one of `one_of` (case-insensitive), by
+        name, within the NPC's scope: the active quests among a campaign's hundreds."""
+        sql = f"""
+            SELECT {ENTITY_COLUMNS} FROM entities e
+            WHERE e.campaign_id = $1 AND e.type = $2
+              AND lower(e.attributes ->> $3) = ANY($4::text[]) AND {entity_visible("e", "$5")}
+            ORDER BY e.name, e.id LIMIT $6
+        """
+        wanted = [value.lower() for value in one_of]
+        with driver_errors(f"find {type.value} entities by {attribute}"):
+            rows = await self._pool.fetch(
+                sql, self.campaign_id, type.value, attribute, wanted, npc_id, limit
+            )
         return [entity_from_row(row) for row in rows]
 
     async def delete_entity(self, entity_id: str) -> bool:

@@ -101,6 +101,20 @@ async def test_hot_context_holds_identity_scene_and_recent_talk(open_server) -> 
     assert "Grimjaw: The Town Watch keeps a ferry at the old mill." in prompt
 
 
+async def test_active_quests_are_found_among_many_finished_ones(
+    open_server, semantic_memory: CampaignMemory
+) -> None:
+    for number in range(60):  # all before "Find the Caravan" by name
+        await semantic_memory.graph.upsert_entity(
+            NewEntity(
+                type=EntityType.QUEST, name=f"A done deed {number}", attributes={"status": "done"}
+            )
+        )
+    async with open_server() as client:
+        hot = await read_json(client, "glyphoxa://npc/grimjaw/hot")
+    assert [q["name"] for q in hot["active_quests"]] == ["Find the Caravan"]
+
+
 async def test_a_named_session_and_the_npcs_own_scope(open_server) -> None:
     async with open_server() as client:
         hot = await read_json(client, "glyphoxa://npc/grimjaw/hot?session=s1")

@@ -4,7 +4,14 @@ import pytest
 
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship, Provenance, build
+from glyphoxa_mcp.storage.models import (
+    NewEntity,
+    NewFact,
+    NewRelationship,
+    Provenance,
+    Visibility,
+    build,
+)
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from tests.storage.graph_fixtures import build_village, rel
 
@@ -185,3 +192,42 @@ def test_bad_graph_input_names_the_field(
 async def test_find_refuses_blank_names(memory: CampaignMemory) -> None:
     with pytest.raises(InvalidInputError, match="blank"):
         await memory.graph.find_entities(name="  ")
+
+
+async def test_entities_are_found_by_an_attribute_among_many(memory: CampaignMemory) -> None:
+    # 60 finished quests come first by name; the active ones after them are still found,
+    # whatever the case of their status, and a secret one only by those who know it.
+    await build_village(memory)
+    for number in range(60):
+        await memory.graph.upsert_entity(
+            NewEntity(
+                type=EntityType.QUEST, name=f"A done deed {number}", attributes={"status": "done"}
+            )
+        )
+    for name, status, visibility in [
+        ("Find the Caravan", "Active", Visibility()),
+        ("Guard the Gate", "open", Visibility()),
+        ("Poison the Well", "active", Visibility(secret=True, known_by=("vask",))),
+        ("Zeal", "paused", Visibility()),
+    ]:
+        await memory.graph.upsert_entity(
+            NewEntity(
+                type=EntityType.QUEST,
+                name=name,
+                attributes={"status": status},
+                visibility=visibility,
+            )
+        )
+    await memory.graph.upsert_entity(
+        NewEntity(type=EntityType.ITEM, name="Active Stone", attributes={"status": "active"})
+    )
+
+    async def active(npc_id: str | None) -> list[str]:
+        found = await memory.graph.find_by_attribute(
+            EntityType.QUEST, "status", ["ACTIVE", "open"], npc_id=npc_id, limit=50
+        )
+        return [e.name for e in found]
+
+    assert await active(None) == ["Find the Caravan", "Guard the Gate", "Poison the Well"]
+    assert await active("mira") == ["Find the Caravan", "Guard the Gate"]
+    assert await active("vask") == ["Find the Caravan", "Guard the Gate", "Poison the Well"]
