@@ -75,12 +75,23 @@ class HotLayer:
         try:
             entity = await self.memory.graph.get_entity(npc_id)
         except NotFoundError:
-            near = match_names(npc_id, await self.memory.queries.entity_names(self.state.npc_id), 3)
-            hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
-            raise NotFoundError(f"No NPC {npc_id!r}.{hint} glyphoxa://npcs lists them.") from None
-        if entity.type is not EntityType.NPC:
-            raise InvalidInputError(f"{npc_id!r} is a {entity.type.value}, not an NPC.")
-        return entity
+            raise await self._unknown_npc(npc_id) from None
+        return _an_npc(entity)
+
+    async def _npc_snapshot(self, npc_id: str) -> IdentitySnapshot:
+        """The NPC with what it knows of itself, its relationships and facts (which also
+        holds its entity: not read a second time)."""
+        try:
+            snapshot = await self.memory.queries.identity_snapshot(npc_id, npc_id=npc_id)
+        except NotFoundError:
+            raise await self._unknown_npc(npc_id) from None
+        _an_npc(snapshot.entity)
+        return snapshot
+
+    async def _unknown_npc(self, npc_id: str) -> NotFoundError:
+        near = match_names(npc_id, await self.memory.queries.entity_names(self.state.npc_id), 3)
+        hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
+        return NotFoundError(f"No NPC {npc_id!r}.{hint} glyphoxa://npcs lists them.")
 
     async def _session(self, session_id: str | None) -> str | None:
         if session_id is not None:
@@ -92,12 +103,12 @@ class HotLayer:
         self._speaks_for(npc_id)
         # Independent reads side by side; should several fail, the NPC's own error wins, as
         # when they ran in this order one after another.
-        npc, session_id, snapshot, scope = await concurrently(
-            lambda: self.npc_entity(npc_id),
+        snapshot, session_id, scope = await concurrently(
+            lambda: self._npc_snapshot(npc_id),
             lambda: self._session(session_id),
-            lambda: self.memory.queries.identity_snapshot(npc_id, npc_id=npc_id),
             lambda: scope_of(self.memory, npc_id),
         )
+        npc = snapshot.entity
         identity = self._identity(snapshot, scope.redactor)
         location = next(
             (
@@ -248,6 +259,12 @@ class HotLayer:
             [_ref(e) for e in present.values()],
             [_ref(q) for q in quests],
         )
+
+
+def _an_npc(entity: Entity) -> Entity:
+    if entity.type is not EntityType.NPC:
+        raise InvalidInputError(f"{entity.id!r} is a {entity.type.value}, not an NPC.")
+    return entity
 
 
 def _text(value: Any) -> str:
