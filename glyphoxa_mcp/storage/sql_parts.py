@@ -121,7 +121,9 @@ def bm25_search(
                    CASE WHEN k.kept THEN ts_filter(
                        setweight(setweight({alias}.tsv, 'D'), 'A', query.lexemes), '{{a}}'
                    ) END AS found
-            FROM {table} {alias} CROSS JOIN LATERAL (SELECT {kept} AS kept) k, query, searched
+            -- OFFSET 0: the conditions are evaluated once per row, not once per use of kept.
+            FROM {table} {alias} CROSS JOIN LATERAL (SELECT {kept} AS kept OFFSET 0) k,
+                 query, searched
             WHERE {searched_rows} AND {alias}.tsv @@ searched.tsq
         ),
         occurrences AS MATERIALIZED (
