@@ -10,7 +10,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.storage.knowledge_graph import FACT_COLUMNS, fact_from_row
 from glyphoxa_mcp.storage.models import FactMatch, checked_embedding, checked_query
-from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, or_tsquery, visible, where
+from glyphoxa_mcp.storage.sql_parts import Params, bm25_search, entity_visible, visible, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 
 
@@ -24,12 +24,21 @@ class FactFilters:
     story_before: float | None = None
 
 
-def _conditions(filters: FactFilters, params: Params, npc: str) -> list[str]:
+def _conditions(
+    filters: FactFilters, params: Params, npc: str, *, joined: bool = True
+) -> list[str]:
+    """Current facts the NPC may know that the filters keep (besides the campaign), about
+    a subject it may know: the entities joined as `s`, or `joined=False`, looked up."""
+    subject = entity_visible("s", npc)
+    if not joined:
+        # Evaluated for each fact holding a query word (BM25 takes conditions, not joins).
+        subject = f"""EXISTS (
+            SELECT FROM entities s
+            WHERE s.campaign_id = f.campaign_id AND s.id = f.subject_id AND {subject})"""
     conditions = [
-        "f.campaign_id = $1",
         "f.superseded_by IS NULL",
         visible("f", npc),
-        f"(f.subject_id IS NULL OR {entity_visible('s', npc)})",
+        f"(f.subject_id IS NULL OR {subject})",
     ]
     if filters.subject_ids is not None:
         conditions.append(f"f.subject_id = ANY({params.add(list(filters.subject_ids))}::text[])")
@@ -57,23 +66,24 @@ class FactQueries:
     async def by_text(
         self, query: str, filters: FactFilters, *, k: int, npc_id: str | None
     ) -> list[FactMatch]:
-        """Facts sharing words with the query, most relevant first."""
+        """Facts sharing words with the query, most relevant first (score: BM25)."""
         params = Params(self.campaign_id)
         npc = params.add(npc_id)
-        tsquery = or_tsquery(params.add(checked_query(query)))
-        conditions = ["f.tsv @@ q.query", *_conditions(filters, params, npc)]
-        sql = f"""
-            SELECT {FACT_COLUMNS}, ts_rank_cd(f.tsv, q.query) AS score
-            FROM facts f
-            LEFT JOIN entities s ON s.campaign_id = f.campaign_id AND s.id = f.subject_id
-            CROSS JOIN (SELECT {tsquery} AS query) q
-            WHERE {where(conditions)}
-            ORDER BY score DESC, f.id
-            LIMIT {params.add(k)}
-        """
+        text = params.add(checked_query(query))
+        sql = bm25_search(
+            table="facts",
+            alias="f",
+            columns=FACT_COLUMNS,
+            campaign="$1",
+            conditions=_conditions(filters, params, npc, joined=False),
+            query=text,
+            limit=params.add(k),
+            # An entity's or a session's facts are few, and found through an index.
+            count_exactly=filters.subject_ids is not None or filters.session_id is not None,
+        )
         with driver_errors("search facts"):
             rows = await self._pool.fetch(sql, *params.values)
-        return [FactMatch(fact=fact_from_row(row), score=row["score"]) for row in rows]
+        return [FactMatch(fact=fact_from_row(row), score=row["rank"]) for row in rows]
 
     async def by_vector(
         self, embedding: Sequence[float], filters: FactFilters, *, k: int, npc_id: str | None
@@ -83,7 +93,11 @@ class FactQueries:
         params = Params(self.campaign_id)
         npc = params.add(npc_id)
         query_vector = params.add(vector)
-        conditions = ["f.embedding IS NOT NULL", *_conditions(filters, params, npc)]
+        conditions = [
+            "f.campaign_id = $1",
+            "f.embedding IS NOT NULL",
+            *_conditions(filters, params, npc),
+        ]
         select = f"""
             SELECT {FACT_COLUMNS}, f.embedding <=> {query_vector} AS distance
             FROM facts f

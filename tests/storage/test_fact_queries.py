@@ -37,6 +37,25 @@ async def test_text_search_ranks_by_relevance(memory: CampaignMemory) -> None:
     assert [f.score for f in found] == sorted((f.score for f in found), reverse=True)
 
 
+async def test_a_rare_word_outranks_a_repeated_common_one(memory: CampaignMemory) -> None:
+    # BM25: "bridge" is in most facts, "ferry" in one; ts_rank_cd ranked the fact saying
+    # "bridge" twice first.
+    await build_village(memory)
+    for number in range(6):
+        await memory.graph.upsert_fact(NewFact(text=f"Bridge toll number {number} was paid."))
+    await memory.graph.upsert_fact(NewFact(text="The bridge, the old bridge, creaked."))
+    await memory.graph.upsert_fact(NewFact(text="A ferry crossed at dawn."))
+    found = await memory.facts.by_text("bridge ferry", NONE, k=3, npc_id=None)
+    assert found[0].fact.text == "A ferry crossed at dawn."
+    pool = memory.graph._pool
+    counted, stored = await pool.fetchrow(
+        "SELECT (SELECT row_count FROM campaign_row_counts WHERE campaign_id = $1 "
+        "AND table_name = 'facts'), (SELECT count(*) FROM facts WHERE campaign_id = $1)",
+        memory.campaign_id,
+    )
+    assert counted == stored >= 8
+
+
 async def test_story_and_real_time_filters(memory: CampaignMemory) -> None:
     await build_village(memory)
     await add_timed_facts(memory)
