@@ -201,6 +201,15 @@ async def _load_entries(conn: asyncpg.Connection, dataset: Dataset) -> dict[str,
     return {row["source_key"]: row["id"] for row in await conn.fetch(ENTRY_IDS, CAMPAIGN_ID)}
 
 
+TALLY_CAMPAIGN_ENTITIES = """
+INSERT INTO session_chunk_entities (campaign_id, session_id, entity_id, chunk_count)
+SELECT campaign_id, session_id, entity_id, count(*)
+FROM chunks CROSS JOIN LATERAL unnest(entity_ids) AS entity_id
+WHERE campaign_id = $1 AND session_id IS NOT NULL
+GROUP BY campaign_id, session_id, entity_id
+"""
+
+
 async def _load_chunks(
     conn: asyncpg.Connection, dataset: Dataset, entry_ids: dict[str, int]
 ) -> None:
@@ -240,6 +249,8 @@ async def _load_chunks(
             for i, c in enumerate(dataset.chunks)
         ],
     )
+    # What `process` counts for each session it stores (SemanticIndex.tally_session_entities).
+    await conn.execute(TALLY_CAMPAIGN_ENTITIES, CAMPAIGN_ID)
 
 
 async def _timed(step: Callable[[], Awaitable[Any]]) -> float:

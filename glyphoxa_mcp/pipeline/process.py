@@ -98,6 +98,8 @@ async def process_session(
                     vectors = await embedder.embed([p.content for p in batch])
                     await send.send([chunk(p, v) for p, v in zip(batch, vectors, strict=True)])
     removed = await memory.index.remove_stale(session_id, set(by_hash))
+    # Also when nothing was stored now: a run cut short may have stored every passage.
+    await memory.index.tally_session_entities(session_id)
     return ProcessReport(
         session_id, len(entries), len(cut), corrected.changed, embedded=len(todo), removed=removed
     )

@@ -55,6 +55,18 @@ FROM incoming_chunks ORDER BY content_hash
 ON CONFLICT (campaign_id, content_hash) DO UPDATE SET content_hash = EXCLUDED.content_hash
 RETURNING id, content_hash
 """
+# The entities tagged in a session's passages, with how many passages tag each: read by
+# get_session_summary instead of unnesting every passage (sql/011, sql/014).
+FORGET_SESSION_ENTITIES = """
+DELETE FROM session_chunk_entities WHERE campaign_id = $1 AND session_id = $2
+"""
+TALLY_SESSION_ENTITIES = """
+INSERT INTO session_chunk_entities (campaign_id, session_id, entity_id, chunk_count)
+SELECT campaign_id, session_id, entity_id, count(*)
+FROM chunks CROSS JOIN LATERAL unnest(entity_ids) AS entity_id
+WHERE campaign_id = $1 AND session_id = $2
+GROUP BY campaign_id, session_id, entity_id
+"""
 SELECT_BY_IDS = f"""
 SELECT {CHUNK_COLUMNS} FROM chunks c
 WHERE c.campaign_id = $1 AND c.id = ANY($2::bigint[])
@@ -138,6 +150,14 @@ class SemanticIndex:
                 list(current),
             )
         return int(status.split()[-1])
+
+    async def tally_session_entities(self, session_id: str) -> None:
+        """Count again which entities the session's passages tag (after storing or removing
+        them): what get_session_summary lists."""
+        with driver_errors(f"count the entities of session {session_id!r}"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                await conn.execute(FORGET_SESSION_ENTITIES, self.campaign_id, session_id)
+                await conn.execute(TALLY_SESSION_ENTITIES, self.campaign_id, session_id)
 
     async def get_many(self, chunk_ids: Sequence[int]) -> list[Chunk]:
         with driver_errors("read chunks"):

@@ -41,3 +41,6 @@ async def test_processing_links_known_entities_and_is_idempotent(
     assert tags["DM: Grimjaw waves from the forge."] == ("grimjaw",)
     assert set(tags["DM: Rain again."]) == {"red-kettle", "vask"}
     assert sorted(len(m.chunk.entry_ids) for m in found) == [3, 3]
+    # The session's summary lists the entities its passages name, counted once stored.
+    involved = {e.id for e in await semantic_memory.queries.session_entities("s1")}
+    assert {"grimjaw", "red-kettle", "vask"} <= involved

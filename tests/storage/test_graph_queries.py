@@ -194,6 +194,7 @@ async def test_session_entities_come_from_every_layer(memory: CampaignMemory) ->
             )
         ]
     )
+    await memory.index.tally_session_entities("s1")
     await memory.graph.upsert_fact(
         NewFact(subject_id="mira", text="Mira arrived.", session_id="s1")
     )
@@ -204,11 +205,12 @@ async def test_session_entities_come_from_every_layer(memory: CampaignMemory) ->
     assert as_mira == {"grimjaw", "red-kettle", "mira"}
 
 
-async def test_session_entities_follow_the_passages_stored_and_removed(
+async def test_session_entities_follow_the_passages_once_counted(
     memory: CampaignMemory,
 ) -> None:
-    """The passages' entities are tallied by triggers (sql/011): storing a passage again,
-    removing one of two that tag an entity, and removing the last one are all seen."""
+    """The passages' entities are counted per session (by `process`, when it has stored
+    them): storing a passage again, removing one of two that tag an entity, and removing
+    the last one are all seen once counted again."""
     await build_village(memory)
 
     def passage(content: str, *entity_ids: str) -> NewChunk:
@@ -217,6 +219,7 @@ async def test_session_entities_follow_the_passages_stored_and_removed(
         )
 
     async def involved() -> set[str]:
+        await memory.index.tally_session_entities("s1")
         return {e.id for e in await memory.queries.session_entities("s1")}
 
     from_the_graph = await involved()  # grimjaw OWNS ember-blade is sourced from s1
