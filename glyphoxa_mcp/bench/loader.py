@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.db.errors import driver_errors
-from glyphoxa_mcp.storage.semantic_index import content_hash
+from glyphoxa_mcp.storage.semantic_index import TALLY_SESSION_ENTITIES, content_hash
 
 # Marks a campaign whose load has not finished: it is never taken for a complete dataset.
 LOADING_PREFIX = "glyphoxa bench (loading) "
@@ -201,15 +201,6 @@ async def _load_entries(conn: asyncpg.Connection, dataset: Dataset) -> dict[str,
     return {row["source_key"]: row["id"] for row in await conn.fetch(ENTRY_IDS, CAMPAIGN_ID)}
 
 
-TALLY_CAMPAIGN_ENTITIES = """
-INSERT INTO session_chunk_entities (campaign_id, session_id, entity_id, chunk_count)
-SELECT campaign_id, session_id, entity_id, count(*)
-FROM chunks CROSS JOIN LATERAL unnest(entity_ids) AS entity_id
-WHERE campaign_id = $1 AND session_id IS NOT NULL
-GROUP BY campaign_id, session_id, entity_id
-"""
-
-
 async def _load_chunks(
     conn: asyncpg.Connection, dataset: Dataset, entry_ids: dict[str, int]
 ) -> None:
@@ -249,8 +240,10 @@ async def _load_chunks(
             for i, c in enumerate(dataset.chunks)
         ],
     )
-    # What `process` counts for each session it stores (SemanticIndex.tally_session_entities).
-    await conn.execute(TALLY_CAMPAIGN_ENTITIES, CAMPAIGN_ID)
+    # What `process` counts for each session once it has stored the session's passages.
+    await conn.executemany(
+        TALLY_SESSION_ENTITIES, [(CAMPAIGN_ID, session.id) for session in dataset.sessions]
+    )
 
 
 async def _timed(step: Callable[[], Awaitable[Any]]) -> float:

@@ -46,6 +46,10 @@ async def test_loaded_rows_read_back_through_the_stores(db256: Database) -> None
     assert nearest[0].chunk.content == data.chunks[0].content
     facts = await memory.graph.current_facts()
     assert facts[0].provenance.session_id == data.facts[0].session_id
+    # Each session's summary lists the entities its passages name, as after `process`.
+    first = data.chunks[0].session_id
+    named = {i for c in data.chunks if c.session_id == first for i in c.entity_ids}
+    assert named and named <= {e.id for e in await memory.queries.session_entities(first)}
 
 
 async def test_an_unfinished_load_is_never_taken_for_the_dataset(db256: Database) -> None:
