@@ -65,7 +65,7 @@ class QueryEntitiesResult(BaseModel):
     relationships_per_entity: int | None = Field(
         default=None,
         description="Each entity lists at most this many relationships, the first by type; "
-        "ask with related_to for all of one entity's connections.",
+        "related_to lists one entity's connections.",
     )
     scope: str = Field(description="Whose knowledge applies: 'dm' or 'npc:<id>'.")
     note: str | None = None

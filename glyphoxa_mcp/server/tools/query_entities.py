@@ -28,8 +28,8 @@ DESCRIPTION = (
     "graph. Give a name (misspellings and aliases are fine), a type, or related_to (an entity "
     "whose connections you want, optionally only through one relation, up to `depth` hops). "
     "Returns each entity with its attributes and relationships (fewer each when many "
-    "entities match; related_to lists all of one entity's connections); relationships "
-    "marked unconfirmed are rumours."
+    "entities match; related_to lists one entity's connections); relationships marked "
+    "unconfirmed are rumours."
 )
 # A result is read by a model, often a voice one: ten hubs with 25 relationships each were
 # 150 KB of JSON (and 40 ms to assemble). The relationships are shared out over the entities
