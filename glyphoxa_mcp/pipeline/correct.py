@@ -37,7 +37,7 @@ async def correct_session(
     given. Without one, earlier LLM corrections that the phonetic stage does not contradict
     are kept. Running it again changes nothing."""
     entries = await memory.log.entries(session_id)
-    names = await memory.queries.entity_names()
+    names = await memory.known_entities()
     corrector = correctors.for_entities(names)
     spans_of: dict[int, tuple[TextCorrection, ...]] = {}
     failures = 0

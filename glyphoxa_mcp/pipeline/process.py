@@ -61,7 +61,7 @@ async def process_session(
     by_hash = {content_hash(p.content): p for p in cut}
     todo = [passage for digest, passage in by_hash.items() if digest not in stored]
     # Offline linking: the known entities each passage names (no guessing, no new facts).
-    known = NamePattern.of_entities(await memory.queries.entity_names())
+    known = NamePattern.of_entities(await memory.known_entities())
     done = len(cut) - len(todo)
 
     def chunk(passage: Passage, vector: list[float]) -> NewChunk:

@@ -102,7 +102,7 @@ async def scope_of(memory: CampaignMemory, npc_id: str | None) -> Scope:
 
 
 async def _scope(memory: CampaignMemory, npc_id: str | None) -> Scope:
-    everyone = await memory.entity_cache.get(("entities",), memory.queries.entity_names)
+    everyone = await memory.known_entities()
     if npc_id is None:
         return Scope(tuple(everyone), frozenset(), SHOW_EVERYTHING)
     # Which entities the NPC may know is decided in SQL, as everywhere else.

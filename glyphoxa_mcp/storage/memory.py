@@ -9,6 +9,7 @@ from glyphoxa_mcp.storage.entity_cache import EntityCache
 from glyphoxa_mcp.storage.fact_queries import FactQueries
 from glyphoxa_mcp.storage.graph_queries import GraphQueries
 from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
+from glyphoxa_mcp.storage.models import Entity
 from glyphoxa_mcp.storage.pending import PendingEntities
 from glyphoxa_mcp.storage.semantic_index import SemanticIndex
 from glyphoxa_mcp.storage.session_log import SessionLog
@@ -28,3 +29,8 @@ class CampaignMemory:
         self.curation = Curation(db, campaign_id)
         self.pending = PendingEntities(db, campaign_id)
         self.entity_cache = EntityCache(db, campaign_id)
+
+    async def known_entities(self) -> list[Entity]:
+        """Every entity of the campaign for name matching (attributes left out), read once per
+        version of the entities: 10,000 of them take a few hundred milliseconds to read."""
+        return await self.entity_cache.get(("entities",), self.queries.entity_names)
