@@ -5,7 +5,6 @@ from __future__ import annotations
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.storage.campaigns import Sessions
 from glyphoxa_mcp.storage.curation import Curation
-from glyphoxa_mcp.storage.entity_cache import EntityCache
 from glyphoxa_mcp.storage.fact_queries import FactQueries
 from glyphoxa_mcp.storage.graph_queries import GraphQueries
 from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
@@ -13,6 +12,7 @@ from glyphoxa_mcp.storage.models import Entity
 from glyphoxa_mcp.storage.pending import PendingEntities
 from glyphoxa_mcp.storage.semantic_index import SemanticIndex
 from glyphoxa_mcp.storage.session_log import SessionLog
+from glyphoxa_mcp.storage.versioned_cache import ENTITY_VERSION, KNOWLEDGE_VERSION, VersionedCache
 
 
 class CampaignMemory:
@@ -28,7 +28,9 @@ class CampaignMemory:
         self.facts = FactQueries(db, campaign_id)
         self.curation = Curation(db, campaign_id)
         self.pending = PendingEntities(db, campaign_id)
-        self.entity_cache = EntityCache(db, campaign_id)
+        # What depends on the entities alone, and what also on relationships and facts.
+        self.entity_cache = VersionedCache(db, campaign_id, ENTITY_VERSION)
+        self.knowledge_cache = VersionedCache(db, campaign_id, KNOWLEDGE_VERSION)
 
     async def known_entities(self) -> list[Entity]:
         """Every entity of the campaign for name matching (attributes left out), read once per

@@ -4,7 +4,7 @@ from collections.abc import Awaitable, Callable
 
 from glyphoxa_mcp.db.database import Database, DatabaseLocation
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, Visibility
+from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship, Visibility
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
 
@@ -80,3 +80,35 @@ async def test_deleting_a_campaign_with_entities_still_works(
 
     await memory.graph.upsert_entity(NewEntity(type=EntityType.NPC, name="Mira"))
     assert await Campaigns(db).delete(memory.campaign_id)
+
+
+async def test_every_change_to_what_an_npc_knows_moves_the_knowledge_version(
+    memory: CampaignMemory,
+) -> None:
+    graph, knowledge, entities = memory.graph, memory.knowledge_cache, memory.entity_cache
+    await graph.upsert_entity(NewEntity(id="mira", type=EntityType.NPC, name="Mira"))
+    await graph.upsert_entity(NewEntity(id="kettle", type=EntityType.LOCATION, name="Kettle"))
+    entity_version = await entities.version()
+    versions = [await knowledge.version()]
+    relationship = NewRelationship(source_id="mira", target_id="kettle", rel_type="LOCATED_AT")
+    await graph.upsert_relationship(relationship)
+    versions.append(await knowledge.version())
+    await graph.upsert_relationship(
+        relationship.model_copy(update={"visibility": Visibility(secret=True)})
+    )
+    versions.append(await knowledge.version())
+    await graph.delete_relationship("mira", "LOCATED_AT", "kettle")
+    versions.append(await knowledge.version())
+    fact = await graph.upsert_fact(NewFact(subject_id="mira", text="Mira sings."))
+    versions.append(await knowledge.version())
+    await graph.upsert_fact(
+        NewFact(subject_id="mira", text="Mira sings.", visibility=Visibility(secret=True))
+    )
+    versions.append(await knowledge.version())
+    await graph.delete_fact(fact.id)
+    versions.append(await knowledge.version())
+    # Relationships and facts leave what depends on the entities alone in place.
+    assert await entities.version() == entity_version
+    await graph.upsert_entity(NewEntity(id="mira", type=EntityType.NPC, name="Mira Vell"))
+    versions.append(await knowledge.version())
+    assert versions == sorted(set(versions)) and len(versions) == 8
