@@ -9,13 +9,14 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
+from glyphoxa_mcp.db.database import Database, DatabaseLocation
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewRelationship
+from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship, Visibility
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from tests.server.semantic_fixtures import load_sessions
 from tests.storage.graph_fixtures import build_village
@@ -99,6 +100,59 @@ async def test_hot_context_holds_identity_scene_and_recent_talk(open_server) -> 
     prompt = hot["prompt"]
     assert prompt.index("## Who you are: Grimjaw") < prompt.index("## What was just said")
     assert "Grimjaw: The Town Watch keeps a ferry at the old mill." in prompt
+
+
+async def test_the_identity_follows_every_change_to_what_the_npc_knows(
+    open_server, db384: Database
+) -> None:
+    """The identity is kept between reads; a change by another process to a fact, a
+    relationship or an entity shows at the next read."""
+    async with (
+        open_server() as client,
+        await Database.open_dsn(
+            DatabaseLocation(db384.location.dsn, "the DM's terminal"), 384, max_size=1
+        ) as elsewhere,
+    ):
+        before = (await read_json(client, "glyphoxa://npc/grimjaw/hot"))["identity"]["text"]
+        assert "Grimjaw is a member of Smiths Guild." in before and "Town Watch" in before
+        dm = CampaignMemory(elsewhere, "ashfall")
+
+        await dm.graph.upsert_fact(
+            NewFact(subject_id="grimjaw", text="Grimjaw swore off dice after the flood.")
+        )
+        identity = (await read_json(client, "glyphoxa://npc/grimjaw/hot"))["identity"]["text"]
+        assert "Grimjaw swore off dice after the flood." in identity
+
+        await dm.graph.delete_relationship("grimjaw", "MEMBER_OF", "smiths-guild")
+        identity = (await read_json(client, "glyphoxa://npc/grimjaw/hot"))["identity"]["text"]
+        assert "Smiths Guild" not in identity
+
+        await dm.graph.delete_relationship("grimjaw", "LOCATED_AT", "red-kettle")
+        hot = await read_json(client, "glyphoxa://npc/grimjaw/hot")
+        assert hot["location"] is None and "Location: unknown" in hot["scene"]["text"]
+
+        await dm.graph.upsert_entity(
+            NewEntity(
+                id="grimjaw",
+                type=EntityType.NPC,
+                name="Grimjaw",
+                attributes={"occupation": "ferryman"},
+            )
+        )
+        identity = (await read_json(client, "glyphoxa://npc/grimjaw/hot"))["identity"]["text"]
+        assert "occupation: ferryman" in identity and "blacksmith" not in identity
+
+        # A name turned secret is redacted from what the NPC was told before.
+        await dm.graph.upsert_entity(
+            NewEntity(
+                id="town-watch",
+                type=EntityType.FACTION,
+                name="Town Watch",
+                visibility=Visibility(secret=True),
+            )
+        )
+        identity = (await read_json(client, "glyphoxa://npc/grimjaw/hot"))["identity"]["text"]
+        assert "Town Watch" not in identity
 
 
 async def test_active_quests_are_found_among_many_finished_ones(
