@@ -52,9 +52,11 @@ async def test_an_unknown_session_lists_valid_ids(connect: Connect) -> None:
         error = await call_error(client, TOOL, session_id="s99")
         both = await call_error(client, TOOL, session_id="s1", sessions_ago=1)
         too_far = await call_error(client, TOOL, sessions_ago=7)
+        zero = await call_error(client, TOOL, sessions_ago=0)
     assert "No session 's99'" in error and "s1, s2, s3" in error
     assert "not both" in both
     assert "fewer than 7 finished sessions" in too_far
+    assert "sessions_ago must be 1 or more" in zero
 
 
 async def test_an_npc_never_reads_what_it_may_not_know(connect: Connect) -> None:
