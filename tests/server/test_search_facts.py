@@ -4,6 +4,8 @@ import pytest
 
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntity, NewRelationship
+from glyphoxa_mcp.storage.vocabulary import EntityType
 from tests.server.conftest import Connect, call, call_error
 from tests.server.semantic_fixtures import load_facts
 from tests.storage.graph_fixtures import build_village
@@ -42,6 +44,27 @@ async def test_relationships_come_as_sentences(connect_semantic: Connect) -> Non
         result = await call(client, TOOL, query="Is Grimjaw a member of a guild?", top_k=10)
     sentences = [h["text"] for h in result["results"] if h["kind"] == "relationship"]
     assert "Grimjaw is a member of Smiths Guild." in sentences
+
+
+async def test_a_hubs_best_relationships_are_found_among_many(
+    connect_semantic: Connect, semantic_memory: CampaignMemory
+) -> None:
+    graph = semantic_memory.graph
+    for number in range(40):
+        await graph.upsert_entity(NewEntity(type=EntityType.NPC, name=f"Patron {number}"))
+        await graph.upsert_relationship(
+            NewRelationship(source_id=f"patron-{number}", target_id="grimjaw", rel_type="KNOWS")
+        )
+    async with connect_semantic() as client:
+        result = await call(client, TOOL, query="Is Grimjaw a member of a guild?", top_k=2)
+        patrons = await call(client, TOOL, query="Patron 7 and Grimjaw", top_k=5)
+        knows = await call(client, TOOL, query="Who knows Grimjaw?", top_k=10)
+    sentences = [h["text"] for h in result["results"] if h["kind"] == "relationship"]
+    assert sentences[0] == "Grimjaw is a member of Smiths Guild."
+    # The relationship's type counts as words too: "knows" ranks every KNOWS first.
+    known = [h["text"] for h in knows["results"] if h["kind"] == "relationship"]
+    assert known and all(" knows " in sentence for sentence in known)
+    assert "Patron 7 knows Grimjaw." in [h["text"] for h in patrons["results"]]
 
 
 async def test_story_time_and_real_time_filters(connect_semantic: Connect) -> None:
