@@ -9,6 +9,7 @@ from mcp.server.mcpserver import MCPServer
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.server.compact_text import compact_tool_text
 from glyphoxa_mcp.server.resources import register_resources
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
@@ -43,7 +44,7 @@ def build_server(
         instructions=INSTRUCTIONS,
         version=__version__,
         lifespan=lifespan,
-        middleware=[TierGate(state.policy, style)],
+        middleware=[TierGate(state.policy, style), compact_tool_text],
         subscriptions=subscriptions.bus,
     )
     subscriptions.attach(server)
