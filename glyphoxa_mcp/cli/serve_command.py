@@ -214,6 +214,10 @@ async def run_serve(args: argparse.Namespace) -> int:
         }
         # The tiers share the memory and the scope: one warm-up serves them all.
         await states[settings.tier].warm_up()
+        if embedder_settings.resolved_provider == "local":
+            # The offline model loads at its first use (seconds on a busy machine): now,
+            # not in the first search, which the tier's deadline would cancel.
+            await embedder.embed(["warm up"])
         servers = {
             tier: build_server(state, settings.tool_names, subscriptions=subscriptions)
             for tier, state in states.items()
