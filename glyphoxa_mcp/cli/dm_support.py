@@ -12,7 +12,8 @@ from typing import Any, Literal
 from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Visibility
@@ -99,3 +100,14 @@ def _json_default(value: Any) -> Any:
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2, default=_json_default) if args.json else text)
+
+
+async def check_npc(memory: CampaignMemory, npc_id: str) -> None:
+    try:
+        await memory.graph.get_entity(npc_id)
+    except NotFoundError:
+        near = match_names(npc_id, await memory.queries.entity_names(), limit=3)
+        hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
+        raise NotFoundError(
+            f"No entity {npc_id!r} in campaign {memory.campaign_id!r} for --npc.{hint}"
+        ) from None
