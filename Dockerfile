@@ -1,4 +1,6 @@
-# glyphoxa-mcp serving HTTP (streamable HTTP and SSE for every tier) against PostgreSQL.
+# glyphoxa-mcp serving every campaign over HTTP (streamable HTTP and SSE) against PostgreSQL.
+# Bound to every address, so tokens are required (the default --auth token); Host and Origin
+# are checked against loopback names and GLYPHOXA_ALLOWED_HOSTS / GLYPHOXA_ALLOWED_ORIGINS.
 FROM python:3.11-slim
 WORKDIR /app
 COPY pyproject.toml README.md ./

@@ -4,7 +4,8 @@ A voice bridge (OpenAI Realtime, Gemini Live) receives the model's tool calls as
 MemoryBridge turns each into an MCP tools/call and the result into the event that answers
 it. Tool names arrive in the underscore spelling these APIs require; the server accepts it.
 
-    async with MemoryBridge.over_sse("http://127.0.0.1:8765/fast/sse") as bridge:
+    url = "http://127.0.0.1:8765/c/demo/npc/ysolde/fast/sse"
+    async with MemoryBridge.over_sse(url, token=os.environ["YSOLDE_TOKEN"]) as bridge:
         for reply in await bridge.answer_realtime(event):
             await realtime.send(reply)
 """
@@ -29,9 +30,14 @@ class MemoryBridge:
     @classmethod
     @asynccontextmanager
     async def over_sse(
-        cls, url: str, headers: Mapping[str, str] | None = None
+        cls, url: str, headers: Mapping[str, str] | None = None, *, token: str | None = None
     ) -> AsyncIterator[MemoryBridge]:
-        async with Client(sse_client(url, headers=dict(headers or {})), mode="legacy") as client:
+        """A bridge to the endpoint at `url`; `token` is the viewer's bearer token
+        (`glyphoxa-mcp token create`)."""
+        sent = dict(headers or {})
+        if token is not None:
+            sent["Authorization"] = f"Bearer {token}"
+        async with Client(sse_client(url, headers=sent), mode="legacy") as client:
             yield cls(client)
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import anyio
 
@@ -25,27 +26,38 @@ from glyphoxa_mcp.cli import (
     schemas_command,
     serve_command,
     session_commands,
+    token_commands,
 )
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError, NotFoundError
 
+LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"]
 # Exit codes: 1 for failures, 2 for bad input or configuration (argparse uses 2 as well).
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 
+class Parser(argparse.ArgumentParser):
+    """Every command's parser takes --log-level, so it may come before or after the command
+    (a Claude Desktop `args` list often puts it last). Unset, it stays out of the namespace
+    and a value given earlier on the line stands."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument(
+            "--log-level",
+            default=argparse.SUPPRESS,
+            choices=LOG_LEVELS,
+            type=str.upper,
+            help="log detail, written to stderr [env GLYPHOXA_LOG_LEVEL] (default: WARNING)",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="glyphoxa-mcp",
         description="Long-term memory for voice NPCs, served over MCP from one PostgreSQL.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument(
-        "--log-level",
-        default=os.environ.get("GLYPHOXA_LOG_LEVEL", "WARNING"),
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        type=str.upper,
-        help="log detail, written to stderr [env GLYPHOXA_LOG_LEVEL] (default: WARNING)",
-    )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     db_commands.register(commands)
     serve_command.register(commands)
@@ -57,15 +69,28 @@ def build_parser() -> argparse.ArgumentParser:
     knowledge_commands.register(commands)
     import_command.register(commands)
     session_commands.register(commands)
+    token_commands.register(commands)
     correct_command.register(commands)
     eval_command.register(commands)
     bench_command.register(commands)
     return parser
 
 
+def log_level_from_env() -> str:
+    level = os.environ.get("GLYPHOXA_LOG_LEVEL", "WARNING").strip().upper()
+    if level not in LOG_LEVELS:
+        raise SystemExit(
+            f"glyphoxa-mcp: error: GLYPHOXA_LOG_LEVEL: one of {', '.join(LOG_LEVELS)}, "
+            f"not {level!r}"
+        )
+    return level
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if "log_level" not in args:
+        args.log_level = log_level_from_env()
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )

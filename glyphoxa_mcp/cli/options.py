@@ -55,7 +55,7 @@ def database_settings(args: argparse.Namespace) -> DatabaseSettings:
     )
 
 
-def add_scope_options(parser: argparse.ArgumentParser, *, default_campaign: str) -> None:
+def add_scope_options(parser: argparse.ArgumentParser, *, default_campaign: str | None) -> None:
     """Which campaign, whose knowledge, and which tier."""
     env_option(
         parser, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default=default_campaign

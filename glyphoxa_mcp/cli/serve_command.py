@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from glyphoxa_mcp.access import Viewer, is_loopback
+from glyphoxa_mcp.cli.dm_support import check_npc
 from glyphoxa_mcp.cli.options import (
     add_database_options,
     add_scope_options,
@@ -18,18 +21,20 @@ from glyphoxa_mcp.cli.options import (
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.errors import NotFoundError
+from glyphoxa_mcp.errors import ConfigurationError
 from glyphoxa_mcp.providers.chat import DEFAULT_CHAT_MODEL, ChatSettings
-from glyphoxa_mcp.providers.embeddings import EmbeddingSettings, make_embedder
-from glyphoxa_mcp.recall.names import match_names
-from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, tier_policy
+from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings, make_embedder
+from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, tier_policy
 from glyphoxa_mcp.server.tool_names import NameStyle
+from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT = 8765
+# stdio serves one campaign; without --campaign, the one `demo` and `ingest` default to.
+DEFAULT_CAMPAIGN = "default"
 
 
 class ServeSettings(BaseModel):
@@ -37,17 +42,23 @@ class ServeSettings(BaseModel):
 
     transport: Literal["stdio", "sse", "http"] = "stdio"
     tier: Tier = Tier.STANDARD
-    campaign: str = Field(default="default", pattern=KEY_PATTERN)
+    campaign: str | None = Field(default=None, pattern=KEY_PATTERN)
     npc: str | None = Field(default=None, pattern=KEY_PATTERN)
     tool_names: NameStyle = NameStyle.DOTTED
     host: str = "127.0.0.1"
     port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
+    auth: Literal["token", "none"] = "token"
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
     fast_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.FAST], gt=0)
     standard_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.STANDARD], gt=0)
     deep_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.DEEP], gt=0)
 
     def deadline_ms(self, tier: Tier) -> int:
-        return getattr(self, f"{tier.value.lower()}_deadline_ms")
+        return int(getattr(self, f"{tier.value.lower()}_deadline_ms"))
+
+    def policies(self) -> dict[Tier, TierPolicy]:
+        return {tier: tier_policy(tier, self.deadline_ms(tier)) for tier in Tier}
 
 
 def add_embedder_options(parser: argparse.ArgumentParser) -> None:
@@ -120,17 +131,27 @@ def embedding_settings(args: argparse.Namespace) -> EmbeddingSettings:
     )
 
 
+def _listed(values: list[str] | None, env: str) -> tuple[str, ...]:
+    """Repeated flags, else the comma-separated environment variable."""
+    if values:
+        return tuple(values)
+    return tuple(v.strip() for v in os.environ.get(env, "").split(",") if v.strip())
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser(
         "serve",
-        help="serve the campaign's memory over MCP",
-        description="Serve the four memory tools over stdio (default), SSE, or HTTP (streamable "
-        "HTTP and SSE for every tier at /<tier>/mcp and /<tier>/sse, plus /healthz).",
+        help="serve the memory over MCP",
+        description="Serve the memory tools over stdio (default: one campaign, one viewer), or "
+        "over HTTP (streamable HTTP and SSE): every campaign's NPCs and DM at "
+        "/c/{campaign}/npc/{npc_id}/{tier}/mcp and /c/{campaign}/dm/{tier}/mcp (or /sse), "
+        "each request with a bearer token (`glyphoxa-mcp token create`), plus /healthz. With "
+        "--campaign, HTTP serves that campaign's one viewer, also at /{tier}/mcp and /mcp.",
     )
     env_option(
         serve, "--transport", env="GLYPHOXA_TRANSPORT", help="stdio, sse or http", default="stdio"
     )
-    add_scope_options(serve, default_campaign="default")
+    add_scope_options(serve, default_campaign=None)
     env_option(
         serve,
         "--tool-names",
@@ -139,8 +160,33 @@ def register(commands: argparse._SubParsersAction) -> None:
         "Claude Desktop and the OpenAI and Anthropic APIs)",
         default="dotted",
     )
-    env_option(serve, "--host", env="GLYPHOXA_HOST", help="HTTP address", default="127.0.0.1")
-    env_option(serve, "--port", env="GLYPHOXA_PORT", help="HTTP port", default=DEFAULT_PORT)
+    http = serve.add_argument_group("HTTP (--transport http or sse)")
+    env_option(
+        http, "--host", env="GLYPHOXA_HOST", help="address to listen on", default="127.0.0.1"
+    )
+    env_option(http, "--port", env="GLYPHOXA_PORT", help="port", default=DEFAULT_PORT)
+    env_option(
+        http,
+        "--auth",
+        env="GLYPHOXA_AUTH",
+        help="token: every request needs a bearer token; none: the path alone decides, "
+        "allowed only when --host is loopback",
+        default="token",
+    )
+    http.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME[:PORT]",
+        help="a Host header to answer besides the loopback names (repeat for more) "
+        "[env GLYPHOXA_ALLOWED_HOSTS, comma-separated]",
+    )
+    http.add_argument(
+        "--allowed-origin",
+        action="append",
+        metavar="URL",
+        help="a browser Origin to accept besides loopback pages, e.g. https://vtt.example "
+        "(repeat for more) [env GLYPHOXA_ALLOWED_ORIGINS, comma-separated]",
+    )
     for tier in Tier:
         name = tier.value.lower()
         env_option(
@@ -157,85 +203,123 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def serve_settings(args: argparse.Namespace) -> ServeSettings:
-    return settings_from(
+    settings = settings_from(
         ServeSettings,
         {
             "transport": args.transport,
             "tier": args.tier,
-            "campaign": args.campaign,
+            "campaign": args.campaign or None,
             "npc": args.npc or None,
             "tool_names": args.tool_names,
             "host": args.host,
             "port": args.port,
+            "auth": args.auth,
+            "allowed_hosts": _listed(args.allowed_host, "GLYPHOXA_ALLOWED_HOSTS"),
+            "allowed_origins": _listed(args.allowed_origin, "GLYPHOXA_ALLOWED_ORIGINS"),
             **{
                 f"{t.value.lower()}_deadline_ms": getattr(args, f"{t.value.lower()}_deadline_ms")
                 for t in Tier
             },
         },
     )
-
-
-async def check_npc(memory: CampaignMemory, npc_id: str) -> None:
-    try:
-        await memory.graph.get_entity(npc_id)
-    except NotFoundError:
-        near = match_names(npc_id, await memory.queries.entity_names(), limit=3)
-        hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
-        raise NotFoundError(
-            f"No entity {npc_id!r} in campaign {memory.campaign_id!r} for --npc.{hint}"
-        ) from None
+    if settings.transport != "stdio" and settings.auth == "none" and not is_loopback(settings.host):
+        raise ConfigurationError(
+            f"--auth none serves every viewer's memory to anyone who can reach "
+            f"{settings.host}; use it only with a loopback --host (127.0.0.1, ::1, localhost), "
+            "or keep --auth token."
+        )
+    if settings.npc is not None and settings.campaign is None:
+        raise ConfigurationError("--npc needs --campaign: name the campaign the NPC belongs to.")
+    return settings
 
 
 async def run_serve(args: argparse.Namespace) -> int:
-    # The MCP SDK takes about a second to import; only serving needs it, so the DM's
-    # commands don't pay for it.
-    from glyphoxa_mcp.server.app import build_server
-    from glyphoxa_mcp.server.hosting import build_http_app, build_sse_app, serve_http
-    from glyphoxa_mcp.server.state import ServerState
-    from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-
     settings = serve_settings(args)
     embedder_settings = embedding_settings(args)
     async with await Database.open(database_settings(args)) as db:
-        await Campaigns(db).get(settings.campaign)
-        memory = CampaignMemory(db, settings.campaign)
-        if settings.npc is not None:
-            await check_npc(memory, settings.npc)
         embedder = make_embedder(embedder_settings, db.embedding_dim)
-        subscriptions = HotSubscriptions(memory, settings.npc)
-        states = {
-            tier: ServerState(
-                memory=memory,
-                npc_id=settings.npc,
-                policy=tier_policy(tier, settings.deadline_ms(tier)),
-                embedder=embedder,
-            )
-            for tier in Tier
-        }
-        # The tiers share the memory and the scope: one warm-up serves them all.
-        await states[settings.tier].warm_up()
         if embedder_settings.resolved_provider == "local":
             # The offline model loads at its first use (seconds on a busy machine): now,
             # not in the first search, which the tier's deadline would cancel.
             await embedder.embed(["warm up"])
-        servers = {
-            tier: build_server(state, settings.tool_names, subscriptions=subscriptions)
-            for tier, state in states.items()
-        }
-        chosen = servers[settings.tier]
-        log.info(
-            "serving campaign %s (%s scope) over %s",
-            settings.campaign,
-            settings.npc or "DM",
-            settings.transport,
-        )
-        async with listening(db.location.dsn, subscriptions.on_change):
-            if settings.transport == "stdio":
-                await chosen.run_stdio_async()
-            elif settings.transport == "sse":
-                app = build_sse_app(chosen, db, host=settings.host)
-                await serve_http(app, settings.host, settings.port, args.log_level)
-            else:
-                app = build_http_app(servers, settings.tier, db, host=settings.host)
-                await serve_http(app, settings.host, settings.port, args.log_level)
+        if settings.transport == "stdio":
+            await _serve_stdio(db, embedder, settings)
+        else:
+            await _serve_http(db, embedder, settings, args.log_level)
     return 0
+
+
+async def _single_viewer(db: Database, settings: ServeSettings) -> Viewer:
+    campaign = settings.campaign or DEFAULT_CAMPAIGN
+    await Campaigns(db).get(campaign)
+    if settings.npc is None:
+        return Viewer.dm(campaign)
+    await check_npc(CampaignMemory(db, campaign), settings.npc)
+    return Viewer.npc(campaign, settings.npc)
+
+
+async def _serve_stdio(db: Database, embedder: Embedder, settings: ServeSettings) -> None:
+    # The MCP SDK takes about a second to import; only serving needs it, so the DM's
+    # commands don't pay for it.
+    from glyphoxa_mcp.server.app import build_server
+    from glyphoxa_mcp.server.state import ServerState
+    from glyphoxa_mcp.server.subscriptions import HotSubscriptions
+
+    viewer = await _single_viewer(db, settings)
+    memory = CampaignMemory(db, viewer.campaign)
+    state = ServerState(
+        memory=memory,
+        npc_id=viewer.npc_id,
+        policy=tier_policy(settings.tier, settings.deadline_ms(settings.tier)),
+        embedder=embedder,
+    )
+    await state.warm_up()
+    subscriptions = HotSubscriptions(memory, viewer.npc_id)
+    server = build_server(state, settings.tool_names, subscriptions=subscriptions)
+    log.info("serving %s over stdio", viewer.describe())
+    async with listening(db.location.dsn, subscriptions.on_change):
+        await server.run_stdio_async()
+
+
+async def _serve_http(
+    db: Database, embedder: Embedder, settings: ServeSettings, log_level: str
+) -> None:
+    from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
+    from glyphoxa_mcp.server.hosting import build_http_app, serve_http
+    from glyphoxa_mcp.server.http_guard import HostRules
+    from glyphoxa_mcp.server.token_gate import TokenGate
+
+    single = await _single_viewer(db, settings) if settings.campaign is not None else None
+    registry = EndpointRegistry(
+        db,
+        embedder,
+        EndpointSettings(settings.policies(), settings.tool_names),
+        serves=(lambda viewer: viewer == single) if single is not None else lambda _v: True,
+    )
+    app = build_http_app(
+        db,
+        registry,
+        TokenGate(AccessTokens(db) if settings.auth == "token" else None),
+        HostRules(settings.allowed_hosts, settings.allowed_origins),
+        single=single,
+        default_tier=settings.tier,
+    )
+    base = f"http://{_url_host(settings.host)}:{settings.port}"
+    if single is None:
+        where = (
+            f"every campaign at {base}/c/{{campaign}}/npc/{{npc_id}}/{{tier}}/mcp "
+            "and /c/{campaign}/dm/{tier}/mcp"
+        )
+    else:
+        where = f"{single.describe()} at {base}/mcp ({settings.tier.value}) and /{{tier}}/mcp"
+    auth = (
+        "bearer tokens required (glyphoxa-mcp token create)"
+        if settings.auth == "token"
+        else "no auth (loopback only)"
+    )
+    print(f"glyphoxa-mcp: serving {where}; {auth}; health at {base}/healthz", file=sys.stderr)
+    await serve_http(app, settings.host, settings.port, log_level)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

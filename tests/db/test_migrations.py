@@ -31,6 +31,7 @@ EXPECTED_TABLES = {
     "knowledge_versions",
     "campaign_row_counts",
     "session_chunk_entities",
+    "access_tokens",
 }
 
 

@@ -1,0 +1,160 @@
+"""Every viewer's MCP endpoints in one process, made when a viewer is first asked for.
+
+A viewer (one NPC, or the DM, of one campaign) gets one MCP server per tier, sharing that
+viewer's scope cache and subscriptions; every viewer of a campaign shares the campaign's
+memory. Servers are never shared between viewers, so nothing one viewer is told (results,
+cached scope, change notifications) can reach another.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.types import ASGIApp
+
+from glyphoxa_mcp.access import Viewer, ViewerKind
+from glyphoxa_mcp.db.change_feed import Change
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.errors import NotFoundError
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.subscriptions import HotSubscriptions
+from glyphoxa_mcp.server.tiers import Tier, TierPolicy
+from glyphoxa_mcp.server.tool_names import NameStyle
+from glyphoxa_mcp.storage.campaigns import Campaigns
+from glyphoxa_mcp.storage.memory import CampaignMemory
+
+log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+SSE_PATH = "/sse"
+MESSAGE_PATH = "/messages/"
+# The HostGuard in front of every route checks Host and Origin; the SDK's own check would
+# apply a second, different list.
+NO_SDK_HOST_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def is_endpoint_path(route_path: str) -> bool:
+    return route_path in (MCP_PATH, SSE_PATH) or route_path.startswith(MESSAGE_PATH)
+
+
+@dataclass(frozen=True)
+class ViewerEndpoints:
+    viewer: Viewer
+    subscriptions: HotSubscriptions
+    apps: dict[Tier, ASGIApp]
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    policies: dict[Tier, TierPolicy]
+    style: NameStyle = NameStyle.DOTTED
+    budgets: HotBudgets | None = None
+
+
+class EndpointRegistry:
+    """Viewers' endpoints, made on first use under the task group that runs their sessions."""
+
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder | None,
+        settings: EndpointSettings,
+        serves: Callable[[Viewer], bool] = lambda _viewer: True,
+    ) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.settings = settings
+        self.serves = serves
+        self._memories: dict[str, CampaignMemory] = {}
+        self._endpoints: dict[Viewer, ViewerEndpoints] = {}
+        self._making: dict[Viewer, anyio.Lock] = {}
+        self._tasks: TaskGroup | None = None
+
+    def run_in(self, tasks: TaskGroup) -> None:
+        """Sessions of every endpoint run in `tasks`, which outlives the requests."""
+        self._tasks = tasks
+
+    async def get(self, viewer: Viewer) -> ViewerEndpoints:
+        """The viewer's endpoints; NotFoundError when this server does not serve it."""
+        made = self._endpoints.get(viewer)
+        if made is not None:
+            return made
+        async with self._making.setdefault(viewer, anyio.Lock()):
+            made = self._endpoints.get(viewer)
+            if made is None:
+                made = await self._make(viewer)
+                self._endpoints[viewer] = made
+        return made
+
+    async def on_change(self, change: Change) -> None:
+        for endpoints in list(self._endpoints.values()):
+            if endpoints.viewer.campaign == change.campaign:
+                await endpoints.subscriptions.on_change(change)
+
+    async def _memory(self, campaign: str) -> CampaignMemory:
+        memory = self._memories.get(campaign)
+        if memory is None:
+            await Campaigns(self.db).get(campaign)
+            memory = self._memories.setdefault(campaign, CampaignMemory(self.db, campaign))
+        return memory
+
+    async def _make(self, viewer: Viewer) -> ViewerEndpoints:
+        if viewer.kind is ViewerKind.RECORDER or not self.serves(viewer):
+            raise NotFoundError(f"This server does not serve {viewer.describe()}.")
+        memory = await self._memory(viewer.campaign)
+        if viewer.npc_id is not None:
+            # The same answer for an id that is not an entity as for one of another campaign.
+            try:
+                await memory.graph.get_entity(viewer.npc_id)
+            except NotFoundError:
+                raise NotFoundError(f"This server does not serve {viewer.describe()}.") from None
+        subscriptions = HotSubscriptions(memory, viewer.npc_id)
+        states = {
+            tier: ServerState(
+                memory=memory, npc_id=viewer.npc_id, policy=policy, embedder=self.embedder
+            )
+            for tier, policy in self.settings.policies.items()
+        }
+        # The tiers share the viewer's scope: one warm-up serves them all.
+        await states[Tier.STANDARD].warm_up()
+        apps: dict[Tier, ASGIApp] = {}
+        for tier, state in states.items():
+            server = build_server(
+                state, self.settings.style, self.settings.budgets, subscriptions=subscriptions
+            )
+            apps[tier] = _http_app(server)
+            await self._run_sessions(server)
+        log.info("serving %s", viewer.describe())
+        return ViewerEndpoints(viewer, subscriptions, apps)
+
+    async def _run_sessions(self, server: MCPServer) -> None:
+        if self._tasks is None:
+            raise RuntimeError("EndpointRegistry.run_in must be called before serving")
+
+        async def run(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+            async with server.session_manager.run():
+                task_status.started()
+                await anyio.sleep_forever()
+
+        await self._tasks.start(run)
+
+
+def _http_app(server: MCPServer) -> Starlette:
+    """Streamable HTTP at /mcp and SSE at /sse (messages to /messages/) for one server."""
+    streamable = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, transport_security=NO_SDK_HOST_CHECK
+    )
+    sse = server.sse_app(
+        sse_path=SSE_PATH, message_path=MESSAGE_PATH, transport_security=NO_SDK_HOST_CHECK
+    )
+    return Starlette(routes=[*streamable.routes, *sse.routes])

@@ -1,0 +1,119 @@
+"""Bearer tokens at the HTTP door: who may read as which viewer, checked on every request.
+
+A grant read from the database is trusted for at most `RECHECK_S`, so a revocation takes
+effect within that on every server process sharing the database, on open streams too: a
+request is cancelled when its token stops being valid while it runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+
+import anyio
+
+from glyphoxa_mcp.access import Grant, Viewer, bearer, secret_matches, split_token
+from glyphoxa_mcp.errors import GlyphoxaError
+from glyphoxa_mcp.server.tiers import Tier
+from glyphoxa_mcp.storage.access_tokens import AccessTokens
+
+log = logging.getLogger(__name__)
+RECHECK_S = 0.5
+# `token list` says when a token was last used, to the minute.
+TOUCH_EVERY = timedelta(minutes=1)
+
+
+class Refused(Exception):
+    """An HTTP request the gate turns away, with its status and a message for the client."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class TokenGate:
+    """With `tokens` None (`--auth none`), every request reads as the viewer its path names."""
+
+    def __init__(self, tokens: AccessTokens | None) -> None:
+        self.tokens = tokens
+        self._checked: dict[tuple[str, str], tuple[Grant, bytes, float]] = {}
+
+    @property
+    def required(self) -> bool:
+        return self.tokens is not None
+
+    async def admit(
+        self, authorization: str | None, viewer: Viewer, tier: Tier | None
+    ) -> Grant | None:
+        """The grant that lets this request read as `viewer` at `tier`; raises `Refused`."""
+        if self.tokens is None:
+            return None
+        text = bearer(authorization)
+        if text is None:
+            raise Refused(401, "This server needs 'Authorization: Bearer <token>'.")
+        parts = split_token(text)
+        grant = None
+        if parts is not None:
+            token_id, secret = parts
+            found = await self._grant(viewer.campaign, token_id)
+            if found is not None and secret_matches(secret, found[1]):
+                grant = found[0]
+        if grant is None:
+            # Also for a real token of another campaign: its rows are not looked at.
+            raise Refused(401, "Unknown token.")
+        refusal = grant.refusal(datetime.now(UTC))
+        if refusal is not None:
+            raise Refused(401, f"Refused: {refusal}.")
+        forbidden = grant.forbids(viewer, tier)
+        if forbidden is not None:
+            raise Refused(403, f"Forbidden: {forbidden}.")
+        return grant
+
+    async def still_valid(self, grant: Grant) -> bool:
+        found = await self._grant(grant.viewer.campaign, grant.id)
+        return found is not None and found[0].refusal(datetime.now(UTC)) is None
+
+    async def while_valid(self, grant: Grant | None, call: Callable[[], Awaitable[None]]) -> None:
+        """Run `call`, cancelling it as soon as `grant` is revoked or expires."""
+        if grant is None:
+            await call()
+            return
+        async with anyio.create_task_group() as tasks:
+
+            async def watch() -> None:
+                while True:
+                    await anyio.sleep(RECHECK_S)
+                    try:
+                        valid = await self.still_valid(grant)
+                    except GlyphoxaError:
+                        continue  # an outage is not a revocation
+                    if not valid:
+                        log.info("token %s is no longer valid; closing its request", grant.id)
+                        tasks.cancel_scope.cancel()
+                        return
+
+            tasks.start_soon(watch)
+            await call()
+            tasks.cancel_scope.cancel()
+
+    async def _grant(self, campaign: str, token_id: str) -> tuple[Grant, bytes] | None:
+        assert self.tokens is not None
+        key = (campaign, token_id)
+        cached = self._checked.get(key)
+        now = time.monotonic()
+        if cached is not None and now - cached[2] < RECHECK_S:
+            return cached[0], cached[1]
+        found = await self.tokens.for_request(campaign, token_id)
+        if found is None:
+            self._checked.pop(key, None)
+            return None
+        grant, stored = found
+        self._checked[key] = (grant, stored, now)
+        moment = datetime.now(UTC)
+        stale = grant.last_used_at is None or moment - grant.last_used_at > TOUCH_EVERY
+        if stale and grant.refusal(moment) is None:
+            await self.tokens.touch(grant)
+        return found
