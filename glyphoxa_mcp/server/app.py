@@ -9,7 +9,9 @@ from mcp.server.mcpserver import MCPServer
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.compact_text import compact_tool_text
+from glyphoxa_mcp.server.completions import register_completions
 from glyphoxa_mcp.server.resources import register_resources
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
@@ -29,10 +31,12 @@ def build_server(
     style: NameStyle = NameStyle.DOTTED,
     budgets: HotBudgets | None = None,
     subscriptions: HotSubscriptions | None = None,
+    client_logging: ClientLogging | None = None,
 ) -> MCPServer:
     """A server over `state`; the host owns the database pool and keeps it open, and feeds
     database changes to `subscriptions` (shared by all servers of the process)."""
     subscriptions = subscriptions or HotSubscriptions(state.memory, state.npc_id)
+    client_logging = client_logging or ClientLogging()
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[ServerState]:
@@ -44,10 +48,12 @@ def build_server(
         instructions=INSTRUCTIONS,
         version=__version__,
         lifespan=lifespan,
-        middleware=[TierGate(state.policy, style), compact_tool_text],
+        middleware=[TierGate(state.policy, style, client_logging), compact_tool_text],
         subscriptions=subscriptions.bus,
     )
     subscriptions.attach(server)
+    client_logging.attach(server)
     register_tools(server)
     register_resources(server, state, budgets or HotBudgets())
+    register_completions(server, state)
     return server

@@ -15,6 +15,7 @@ import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 
+from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.server.tool_names import NameStyle, advertised, canonical
 
@@ -26,9 +27,12 @@ def tool_error(message: str) -> CallToolResult:
 
 
 class TierGate:
-    def __init__(self, policy: TierPolicy, style: NameStyle) -> None:
+    def __init__(
+        self, policy: TierPolicy, style: NameStyle, client_logging: ClientLogging | None = None
+    ) -> None:
         self.policy = policy
         self.style = style
+        self.client_logging = client_logging or ClientLogging()
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -52,11 +56,13 @@ class TierGate:
             return await call_next(ctx)
         log.warning("%s passed the %s deadline and was cancelled", name, self.policy.tier.value)
         assert scope.cancelled_caught
-        return tool_error(
+        message = (
             f"{name} took longer than the {self.policy.tier.value} tier's deadline of "
             f"{self.policy.deadline_ms} ms and was cancelled. Ask for fewer results, or use a "
             "deeper tier."
         )
+        await self.client_logging.send(ctx.session, "warning", message, ctx.request_id)
+        return tool_error(message)
 
     def _listed(self, result: HandlerResult) -> HandlerResult:
         listing = result.model_dump(by_alias=True) if hasattr(result, "model_dump") else result

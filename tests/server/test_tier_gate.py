@@ -99,3 +99,33 @@ async def test_names_that_are_not_ours_pass_through_to_the_sdk(mode: str) -> Non
     async with Client(make_server(Tier.DEEP, NameStyle.DOTTED), mode=mode) as client:
         result = await client.call_tool("memory.forget_everything", {})
     assert result.is_error and "forget_everything" in result.content[0].text
+
+
+async def test_a_client_listening_at_warning_hears_of_a_cancelled_call_in_its_log() -> None:
+    from mcp import types
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    from glyphoxa_mcp.server.client_logging import ClientLogging
+
+    heard: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        heard.append(params)
+
+    client_logging = ClientLogging()
+    server = MCPServer(
+        "gate-test",
+        middleware=[TierGate(tier_policy(Tier.FAST, 50), NameStyle.DOTTED, client_logging)],
+    )
+    client_logging.attach(server)
+    server.add_tool(stand_in("q"), name=ToolName.QUERY_ENTITIES.value, description="stand-in")
+    async with Client(server, mode="legacy", logging_callback=on_log) as client:
+        with pytest.warns(MCPDeprecationWarning):
+            await client.set_logging_level("error")
+        await client.call_tool("memory.query_entities", {"value": 1, "sleep_ms": 3000})
+        assert heard == []  # below the level asked for
+        with pytest.warns(MCPDeprecationWarning):
+            await client.set_logging_level("info")
+        await client.call_tool("memory.query_entities", {"value": 1, "sleep_ms": 3000})
+    assert [h.level for h in heard] == ["warning"]
+    assert "deadline of 50 ms" in str(heard[0].data)

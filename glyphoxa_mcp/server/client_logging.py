@@ -1,0 +1,76 @@
+"""The MCP logging capability: a client sets the level it wants (`logging/setLevel`) and
+hears, as log notifications, what happened to its calls that the results alone do not say
+(a call cancelled at the tier's deadline, say)."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+import weakref
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPDeprecationWarning
+
+log = logging.getLogger(__name__)
+
+LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+# What a client hears before it asks for a level.
+DEFAULT_LEVEL: types.LoggingLevel = "warning"
+
+
+class ClientLogging:
+    """The level each client session asked for; shared by the servers of one process."""
+
+    def __init__(self) -> None:
+        self._levels: weakref.WeakKeyDictionary[Any, types.LoggingLevel] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def attach(self, server: MCPServer) -> None:
+        # MCPServer has no decorator for this request; its low-level registry is public.
+        server._lowlevel_server.add_request_handler(
+            "logging/setLevel", types.SetLevelRequestParams, self._set_level
+        )
+
+    async def _set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        self._levels[_client(ctx.session)] = params.level
+        return types.EmptyResult()
+
+    async def send(
+        self, session: Any, level: types.LoggingLevel, message: str, request_id: Any = None
+    ) -> None:
+        """Tell the client, if it listens at `level`; a client that has gone is no error."""
+        wanted = self._levels.get(_client(session), DEFAULT_LEVEL)
+        if LEVELS.index(level) < LEVELS.index(wanted):
+            return
+        try:
+            # Deprecated by the 2026-07-28 protocol, which drops log notifications; handshake
+            # clients (Claude Desktop, the Inspector) still read them.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.send_log_message(
+                    level=level,
+                    data=message,
+                    logger="glyphoxa-memory",
+                    related_request_id=request_id,
+                )
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the client has gone
+            log.debug("could not send a log message to a client", exc_info=True)
+
+
+def _client(session: Any) -> Any:
+    """What stays the same across one client's requests: the SDK makes a ServerSession per
+    request, over the connection it keeps for the client (not public in mcp 2.3)."""
+    return getattr(session, "_connection", session)

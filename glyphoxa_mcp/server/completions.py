@@ -1,0 +1,43 @@
+"""Completions for the resource templates' arguments, so a client can offer the campaign's
+NPCs and sessions as the user types. Only what the server's viewer may see is offered."""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import Completion, CompletionArgument, CompletionContext, ResourceTemplateReference
+
+from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
+from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.storage.vocabulary import EntityType
+
+# The protocol's limit on the values of one completion.
+MAX_VALUES = 100
+TEMPLATES = (HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE)
+
+
+def starting_with(candidates: list[str], partial: str) -> Completion:
+    """Candidates that start with what was typed (case-insensitively), in order."""
+    typed = partial.casefold()
+    matching = [value for value in candidates if value.casefold().startswith(typed)]
+    return Completion(
+        values=matching[:MAX_VALUES], total=len(matching), has_more=len(matching) > MAX_VALUES
+    )
+
+
+def register_completions(server: MCPServer, state: ServerState) -> None:
+    @server.completion()
+    async def complete(
+        ref: object, argument: CompletionArgument, _context: CompletionContext | None
+    ) -> Completion | None:
+        if not isinstance(ref, ResourceTemplateReference) or ref.uri not in TEMPLATES:
+            return None
+        if argument.name == "npc_id":
+            if state.npc_id is not None:
+                return starting_with([state.npc_id], argument.value)
+            npcs = (await state.view()).by_type.get(EntityType.NPC, ())
+            return starting_with([npc.id for npc in npcs], argument.value)
+        if argument.name == "session" and ref.uri == HOT_URI_TEMPLATE:
+            sessions = await state.memory.sessions.list()
+            # The latest first: the one being played is the likeliest.
+            return starting_with([s.id for s in reversed(sessions)], argument.value)
+        return None
