@@ -12,6 +12,7 @@ from glyphoxa_mcp.cli.options import (
     database_settings,
     env_option,
 )
+from glyphoxa_mcp.errors import ConfigurationError
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,7 +34,33 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_claude_config)
 
 
+# Where `uvx` and `pipx run` put the environments they make for one run; those caches are
+# pruned, and Claude Desktop would then start an interpreter that is gone.
+_TEMPORARY_ENVIRONMENTS = (
+    ("/uv/archive-v", "uvx"),
+    ("/uv/builds-v", "uvx"),
+    ("/pipx/.cache/", "pipx run"),
+)
+
+
+def temporary_runner(prefix: str) -> str | None:
+    """The tool that made the temporary environment at `prefix`, or None if it is kept."""
+    normalised = prefix.replace("\\", "/")
+    for marker, runner in _TEMPORARY_ENVIRONMENTS:
+        if marker in normalised:
+            return runner
+    return None
+
+
 def desktop_entry(args: argparse.Namespace) -> dict[str, object]:
+    runner = temporary_runner(sys.prefix)
+    if runner is not None:
+        raise ConfigurationError(
+            f"This glyphoxa-mcp runs from a temporary {runner} environment that will be "
+            "deleted, so Claude Desktop could not start it later. Install it first "
+            "(`uv tool install glyphoxa-mcp` or `pipx install glyphoxa-mcp`), then run "
+            "`glyphoxa-mcp claude-config` from the installed tool."
+        )
     settings = database_settings(args)
     serve = [
         "-m",
