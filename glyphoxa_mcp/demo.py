@@ -21,6 +21,7 @@ from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewSession
+from glyphoxa_mcp.views.view import View
 
 DEMO_CAMPAIGN = "demo"
 Printer = Callable[[str], None]
@@ -54,7 +55,7 @@ async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMem
 
 
 def _client(memory: CampaignMemory, embedder: Embedder, tier: Tier, npc: str | None) -> Client:
-    state = ServerState(memory=memory, npc_id=npc, policy=tier_policy(tier), embedder=embedder)
+    state = ServerState(View(memory, npc, embedder), tier_policy(tier))
     return Client(build_server(state, subscriptions=HotSubscriptions(memory, npc)))
 
 

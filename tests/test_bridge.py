@@ -13,6 +13,7 @@ from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views.view import View
 from tests.storage.graph_fixtures import build_village
 
 
@@ -24,7 +25,7 @@ async def village(memory: CampaignMemory) -> CampaignMemory:
 
 @contextlib.asynccontextmanager
 async def bridge_to(memory: CampaignMemory) -> AsyncIterator[MemoryBridge]:
-    state = ServerState(memory=memory, npc_id=None, policy=tier_policy(Tier.FAST))
+    state = ServerState(View(memory), tier_policy(Tier.FAST))
     async with Client(build_server(state), mode="legacy") as client:
         yield MemoryBridge(client)
 

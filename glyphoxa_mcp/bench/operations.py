@@ -23,9 +23,8 @@ from glyphoxa_mcp.bench.workload import Workload
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views.view import View
 
 QUERY_ENTITIES = "memory.query_entities"
 SESSION_SUMMARY = "memory.get_session_summary"
@@ -181,15 +180,11 @@ def scope_rebuild(context: BenchContext) -> list[Operation]:
     """What the first call after the DM changes an entity waits for: the benchmarked NPC's
     scope, name index and name pattern built again (the change is a touch of one entity)."""
     npc = context.dataset.bench_npc
-    state = ServerState(
-        memory=CampaignMemory(context.db, CAMPAIGN_ID),
-        npc_id=npc,
-        policy=tier_policy(Tier.STANDARD),
-    )
+    view = View(CampaignMemory(context.db, CAMPAIGN_ID), npc)
 
     async def rebuild(_number: int) -> None:
         await context.db.pool.execute(TOUCH_ENTITY, CAMPAIGN_ID, npc)
-        await state.warm_up()
+        await view.warm_up()
 
     return [Operation(SCOPE_REBUILD, rebuild, samples=REBUILDS, warmup=1)]
 

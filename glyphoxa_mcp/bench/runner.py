@@ -64,6 +64,7 @@ from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views.view import View
 
 Say = Callable[[str], None]
 # The servers measured let calls run this long, so that a slow call is timed rather than
@@ -180,14 +181,10 @@ async def _measure_scope(
     memory = CampaignMemory(db, CAMPAIGN_ID)
     servers = []
     for model in (PrecomputedEmbedder(workload.query_vectors, DIMENSION), embedder):
-        state = ServerState(
-            memory=memory,
-            npc_id=workload.npc_id,
-            policy=tier_policy(settings.tier, MEASURING_DEADLINE_MS),
-            embedder=model,
-        )
-        await state.warm_up()  # as `serve` does before it serves
-        server = build_server(state, subscriptions=HotSubscriptions(memory, state.npc_id))
+        view = View(memory, workload.npc_id, model)
+        await view.warm_up()  # as `serve` does before it serves
+        state = ServerState(view, tier_policy(settings.tier, MEASURING_DEADLINE_MS))
+        server = build_server(state, subscriptions=HotSubscriptions(memory, workload.npc_id))
         timer = ServerTimer()
         timer.attach(server)
         servers.append((server, timer))

@@ -9,10 +9,12 @@ from pathlib import Path
 from glyphoxa_mcp.campaign.loader import LoadReport, load_campaign
 from glyphoxa_mcp.campaign.sample import sample_campaign
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
+from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.storage.campaigns import Campaigns
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -35,6 +37,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     add_database_options(load)
     load.set_defaults(run=run_load)
+    config = actions.add_parser(
+        "config", help="show a campaign's settings, or change them with the options given"
+    )
+    config.add_argument(
+        "--review-threshold",
+        type=float,
+        metavar="CONFIDENCE",
+        help="below this confidence (0-1), unconfirmed knowledge is a rumour the DM reviews "
+        "(default 0.7); running servers use it once restarted",
+    )
+    add_common(config)
+    config.set_defaults(run=run_config)
     sample = actions.add_parser(
         "sample", help="print the sample campaign file (a commented example of the format)"
     )
@@ -53,6 +67,23 @@ def read_text(path: Path) -> str:
         raise InvalidInputError(f"{path}: no such file.") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{path}: cannot be read ({exc}).") from None
+
+
+async def run_config(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (db, memory):
+        if args.review_threshold is not None:
+            campaign = await Campaigns(db).set_review_threshold(
+                memory.campaign_id, args.review_threshold
+            )
+        else:
+            campaign = await memory.campaign()
+    emit(
+        args,
+        campaign.model_dump(mode="json"),
+        f"Campaign {campaign.id!r} ({campaign.name}): review threshold "
+        f"{campaign.review_threshold:g}",
+    )
+    return 0
 
 
 async def run_load(args: argparse.Namespace) -> int:

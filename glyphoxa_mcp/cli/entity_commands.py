@@ -17,6 +17,7 @@ from glyphoxa_mcp.cli.dm_support import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.recall.sentences import relationship_sentence, seen_from
 from glyphoxa_mcp.storage.models import (
     Entity,
@@ -141,6 +142,7 @@ async def run_show(args: argparse.Namespace) -> int:
     async with campaign_memory(args) as (_, memory):
         entity = (await resolver(memory)).resolve(args.name)
         snapshot = await memory.queries.identity_snapshot(entity.id)
+        rumours = RumourRule(threshold=(await memory.campaign()).review_threshold)
     lines = [f"{entity.name} ({entity.type.value}, id {entity.id})"]
     if entity.aliases:
         lines.append(f"  aliases: {', '.join(entity.aliases)}")
@@ -151,10 +153,11 @@ async def run_show(args: argparse.Namespace) -> int:
         rel = related.relationship
         lines.append(
             f"  rel:{rel.id}  {seen_from(entity.name, related)}"
-            f"{_marks(rel.provenance, rel.visibility)}"
+            f"{_marks(rel.provenance, rel.visibility, rumours)}"
         )
     for fact in snapshot.facts:
-        lines.append(f"  fact:{fact.id}  {fact.text}{_marks(fact.provenance, fact.visibility)}")
+        marks = _marks(fact.provenance, fact.visibility, rumours)
+        lines.append(f"  fact:{fact.id}  {fact.text}{marks}")
     emit(args, snapshot.model_dump(mode="json"), "\n".join(lines))
     return 0
 
@@ -164,9 +167,9 @@ def _who_knows(secret: bool, known_by: tuple[str, ...]) -> str:
     return f"{'secret, ' if secret else ''}known by {who}"
 
 
-def _marks(provenance: Provenance, visibility: Visibility) -> str:
+def _marks(provenance: Provenance, visibility: Visibility, rumours: RumourRule) -> str:
     marks = []
-    if provenance.confidence < 0.7 and not provenance.dm_confirmed:
+    if rumours.is_rumour(provenance):
         marks.append(f"rumour, {provenance.confidence:.0%}")
     if visibility.secret:
         marks.append("secret")

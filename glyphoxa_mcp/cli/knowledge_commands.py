@@ -16,10 +16,9 @@ from glyphoxa_mcp.cli.dm_support import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.storage.models import Fact, NewFact, Provenance, Visibility, build
-
-REVIEW_THRESHOLD = 0.7
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -53,7 +52,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     review = commands.add_parser("review", help="confirm or reject low-confidence knowledge")
     reviews = review.add_subparsers(title="actions", metavar="ACTION", required=True)
     queue = reviews.add_parser("list", help="what waits for review")
-    queue.add_argument("--threshold", type=float, default=REVIEW_THRESHOLD)
+    queue.add_argument(
+        "--threshold",
+        type=float,
+        help="list what is below this confidence (default: the campaign's review threshold)",
+    )
     add_common(queue)
     queue.set_defaults(run=run_review_list)
     for name, run, text in (
@@ -86,10 +89,10 @@ def fact_id(reference: str) -> int:
     return item
 
 
-def fact_line(fact: Fact, names: dict[str, str]) -> list[str]:
+def fact_line(fact: Fact, names: dict[str, str], rumours: RumourRule) -> list[str]:
     when = fact.story_label or (f"day {fact.story_day:g}" if fact.story_day is not None else "")
     marks = []
-    if fact.provenance.confidence < REVIEW_THRESHOLD and not fact.provenance.dm_confirmed:
+    if rumours.is_rumour(fact.provenance):
         marks.append("rumour")
     if fact.visibility.secret:
         marks.append("secret")
@@ -133,11 +136,14 @@ async def run_fact_list(args: argparse.Namespace) -> int:
             found = await memory.graph.facts_about(entities.resolve(args.subject, "subject").id)
         else:
             found = await memory.graph.current_facts()
+        rumours = RumourRule(threshold=(await memory.campaign()).review_threshold)
     names = {e.id: e.name for e in entities.entities}
     if args.json:
         emit(args, [f.model_dump(mode="json") for f in found], "")
     elif found:
-        print_table(["id", "about", "fact", "when", ""], [fact_line(f, names) for f in found])
+        print_table(
+            ["id", "about", "fact", "when", ""], [fact_line(f, names, rumours) for f in found]
+        )
     else:
         print("No facts yet.")
     return 0
@@ -168,7 +174,10 @@ async def run_history(args: argparse.Namespace) -> int:
 
 async def run_review_list(args: argparse.Namespace) -> int:
     async with campaign_memory(args) as (_, memory):
-        queue = await memory.curation.review_queue(args.threshold)
+        threshold = args.threshold
+        if threshold is None:
+            threshold = (await memory.campaign()).review_threshold
+        queue = await memory.curation.review_queue(threshold)
         imports = await memory.pending.list()
         names = {e.id: e.name for e in (await resolver(memory)).entities}
     rows = (
@@ -214,7 +223,7 @@ async def run_review_list(args: argparse.Namespace) -> int:
         print_table(["id", "item", "confidence", "source", "session"], rows)
         print("\nreview confirm ID keeps one; review reject ID deletes it.")
     else:
-        print(f"Nothing waits for review (threshold {args.threshold:.0%}).")
+        print(f"Nothing waits for review (threshold {threshold:.0%}).")
     return 0
 
 

@@ -264,16 +264,13 @@ async def _serve_stdio(db: Database, embedder: Embedder, settings: ServeSettings
     from glyphoxa_mcp.server.app import build_server
     from glyphoxa_mcp.server.state import ServerState
     from glyphoxa_mcp.server.subscriptions import HotSubscriptions
+    from glyphoxa_mcp.views.view import View
 
     viewer = await _single_viewer(db, settings)
     memory = CampaignMemory(db, viewer.campaign)
-    state = ServerState(
-        memory=memory,
-        npc_id=viewer.npc_id,
-        policy=tier_policy(settings.tier, settings.deadline_ms(settings.tier)),
-        embedder=embedder,
-    )
-    await state.warm_up()
+    view = await View.open(memory, viewer.npc_id, embedder)
+    await view.warm_up()
+    state = ServerState(view, tier_policy(settings.tier, settings.deadline_ms(settings.tier)))
     subscriptions = HotSubscriptions(memory, viewer.npc_id)
     server = build_server(state, settings.tool_names, subscriptions=subscriptions)
     log.info("serving %s over stdio", viewer.describe())

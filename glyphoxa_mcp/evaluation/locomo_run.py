@@ -37,12 +37,13 @@ from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.server.app import build_server
-from glyphoxa_mcp.server.results import SearchSessionsResult
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.server.tool_names import ToolName
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views.results import SearchSessionsResult
+from glyphoxa_mcp.views.view import View
 
 # STANDARD returns up to 20 passages, and 20 passages hold at least 20 distinct turns (the tool
 # never returns a passage whose turns were all returned before), enough for recall@20.
@@ -154,7 +155,7 @@ async def evaluate(
         if say is not None:
             say(f"{conversation.sample_id}: {len(turn_of)} turns in {cut} passages; asking")
         known = conversation.turn_ids
-        state = ServerState(memory=memory, npc_id=None, policy=policy, embedder=embedder)
+        state = ServerState(View(memory, None, embedder), policy)
         started = time.perf_counter()
         async with Client(build_server(state)) as client:
             for question in conversation.questions:

@@ -25,8 +25,6 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Provenance
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
-# Relationships and facts below this confidence are rumours, for the DM to review.
-DEFAULT_REVIEW_THRESHOLD = 0.7
 # Taking part is inferred from speaking or being named: likely, not certain.
 PARTICIPATION = 0.8
 
@@ -54,10 +52,14 @@ async def end_session(
     ended_at: datetime | None = None,
     *,
     chat: ChatModel | None = None,
-    review_threshold: float = DEFAULT_REVIEW_THRESHOLD,
+    review_threshold: float | None = None,
 ) -> EndReport:
+    """`review_threshold` None: the campaign's own (below it, extracted knowledge waits for
+    the DM's review)."""
     memory = CampaignMemory(db, campaign_id)
     session = await memory.sessions.get(session_id)
+    if review_threshold is None:
+        review_threshold = (await memory.campaign()).review_threshold
     llm = LLMNameCorrector(chat) if chat is not None else None
     await process_session(memory, embedder, session_id, llm=llm)
     # Read after processing: the summary quotes the corrected text.

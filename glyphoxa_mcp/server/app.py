@@ -35,7 +35,7 @@ def build_server(
 ) -> MCPServer:
     """A server over `state`; the host owns the database pool and keeps it open, and feeds
     database changes to `subscriptions` (shared by all servers of the process)."""
-    subscriptions = subscriptions or HotSubscriptions(state.memory, state.npc_id)
+    subscriptions = subscriptions or HotSubscriptions(state.view.memory, state.view.npc_id)
     client_logging = client_logging or ClientLogging()
 
     @contextlib.asynccontextmanager
@@ -54,6 +54,6 @@ def build_server(
     subscriptions.attach(server)
     client_logging.attach(server)
     register_tools(server)
-    register_resources(server, state, budgets or HotBudgets())
-    register_completions(server, state)
+    register_resources(server, state.view, budgets or HotBudgets())
+    register_completions(server, state.view)
     return server

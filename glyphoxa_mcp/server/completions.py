@@ -7,8 +7,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import Completion, CompletionArgument, CompletionContext, ResourceTemplateReference
 
 from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
-from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.views.view import View
 
 # The protocol's limit on the values of one completion.
 MAX_VALUES = 100
@@ -24,7 +24,7 @@ def starting_with(candidates: list[str], partial: str) -> Completion:
     )
 
 
-def register_completions(server: MCPServer, state: ServerState) -> None:
+def register_completions(server: MCPServer, view: View) -> None:
     @server.completion()
     async def complete(
         ref: object, argument: CompletionArgument, _context: CompletionContext | None
@@ -32,12 +32,12 @@ def register_completions(server: MCPServer, state: ServerState) -> None:
         if not isinstance(ref, ResourceTemplateReference) or ref.uri not in TEMPLATES:
             return None
         if argument.name == "npc_id":
-            if state.npc_id is not None:
-                return starting_with([state.npc_id], argument.value)
-            npcs = (await state.view()).by_type.get(EntityType.NPC, ())
+            if view.npc_id is not None:
+                return starting_with([view.npc_id], argument.value)
+            npcs = (await view.scope()).by_type.get(EntityType.NPC, ())
             return starting_with([npc.id for npc in npcs], argument.value)
         if argument.name == "session" and ref.uri == HOT_URI_TEMPLATE:
-            sessions = await state.memory.sessions.list()
+            sessions = await view.memory.sessions.list()
             # The latest first: the one being played is the likeliest.
             return starting_with([s.id for s in reversed(sessions)], argument.value)
         return None

@@ -32,6 +32,7 @@ from glyphoxa_mcp.server.tiers import Tier, TierPolicy
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views.view import View
 
 log = logging.getLogger(__name__)
 
@@ -119,14 +120,12 @@ class EndpointRegistry:
             except NotFoundError:
                 raise NotFoundError(f"This server does not serve {viewer.describe()}.") from None
         subscriptions = HotSubscriptions(memory, viewer.npc_id)
-        states = {
-            tier: ServerState(
-                memory=memory, npc_id=viewer.npc_id, policy=policy, embedder=self.embedder
-            )
-            for tier, policy in self.settings.policies.items()
-        }
+        view = await View.open(memory, viewer.npc_id, self.embedder)
         # The tiers share the viewer's scope: one warm-up serves them all.
-        await states[Tier.STANDARD].warm_up()
+        await view.warm_up()
+        states = {
+            tier: ServerState(view, policy) for tier, policy in self.settings.policies.items()
+        }
         apps: dict[Tier, ASGIApp] = {}
         for tier, state in states.items():
             server = build_server(

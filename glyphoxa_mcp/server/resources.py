@@ -12,10 +12,8 @@ from mcp.server.mcpserver.exceptions import ResourceError
 
 from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.server.hot_layer import HotLayer
-from glyphoxa_mcp.server.prefetch import prefetch_context
-from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.views.view import View
 
 HOT_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/hot{?session}"
 PREFETCH_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/prefetch{?utterance}"
@@ -36,7 +34,7 @@ def resource_errors() -> Iterator[None]:
         raise ResourceError(str(exc)) from exc
 
 
-def register_resources(server: MCPServer, state: ServerState, budgets: HotBudgets) -> None:
+def register_resources(server: MCPServer, view: View, budgets: HotBudgets) -> None:
     @server.resource(
         HOT_URI_TEMPLATE,
         name="npc_hot_context",
@@ -51,7 +49,7 @@ def register_resources(server: MCPServer, state: ServerState, budgets: HotBudget
     )
     async def npc_hot_context(npc_id: str, session: str | None = None) -> str:
         with resource_errors():
-            context = await HotLayer(state, budgets).build(npc_id, session or None)
+            context = await view.hot_context(npc_id, session or None, budgets)
         return context.model_dump_json()
 
     @server.resource(
@@ -68,9 +66,7 @@ def register_resources(server: MCPServer, state: ServerState, budgets: HotBudget
     )
     async def npc_prefetch(npc_id: str, utterance: str = "") -> str:
         with resource_errors():
-            context = await prefetch_context(
-                state.memory, state.embedder, npc_id, utterance, server_npc=state.npc_id
-            )
+            context = await view.prefetch(npc_id, utterance)
         return context.model_dump_json()
 
     @server.resource(
@@ -82,14 +78,14 @@ def register_resources(server: MCPServer, state: ServerState, budgets: HotBudget
     )
     async def npcs() -> str:
         with resource_errors():
-            entities = await state.memory.graph.find_entities(
-                type=EntityType.NPC, npc_id=state.npc_id, limit=10_000
+            entities = await view.memory.graph.find_entities(
+                type=EntityType.NPC, npc_id=view.npc_id, limit=10_000
             )
         listed = [
             {"id": e.id, "name": e.name, "hot_context": hot_uri(e.id)}
             for e in entities
-            if state.npc_id is None or e.id == state.npc_id
+            if view.npc_id is None or e.id == view.npc_id
         ]
         return json.dumps(
-            {"campaign": state.memory.campaign_id, "scope": state.scope, "npcs": listed}
+            {"campaign": view.memory.campaign_id, "scope": view.label, "npcs": listed}
         )

@@ -61,20 +61,3 @@ def tier_policy(tier: Tier, deadline_ms: int | None = None) -> TierPolicy:
         deadline_ms=deadline_ms if deadline_ms is not None else DEFAULT_DEADLINES_MS[tier],
         graph_expansion=graph_expansion,
     )
-
-
-class Clamped(BaseModel):
-    """A count as asked and as used, so a result can say when it was clamped."""
-
-    model_config = ConfigDict(frozen=True)
-
-    requested: int
-    used: int
-
-    @property
-    def was_clamped(self) -> bool:
-        return self.requested != self.used
-
-
-def clamp(requested: int, upper: int, lower: int = 1) -> Clamped:
-    return Clamped(requested=requested, used=min(max(requested, lower), upper))

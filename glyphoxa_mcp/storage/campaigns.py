@@ -13,13 +13,17 @@ from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.models import Campaign, NewSession, Session, build
 
-UPSERT_CAMPAIGN = """
+CAMPAIGN_COLUMNS = "id, name, created_at, review_threshold"
+UPSERT_CAMPAIGN = f"""
 INSERT INTO campaigns (id, name) VALUES ($1, $2)
 ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name
-RETURNING id, name, created_at
+RETURNING {CAMPAIGN_COLUMNS}
 """
-SELECT_CAMPAIGN = "SELECT id, name, created_at FROM campaigns WHERE id = $1"
-SELECT_CAMPAIGNS = "SELECT id, name, created_at FROM campaigns ORDER BY id"
+SELECT_CAMPAIGN = f"SELECT {CAMPAIGN_COLUMNS} FROM campaigns WHERE id = $1"
+SELECT_CAMPAIGNS = f"SELECT {CAMPAIGN_COLUMNS} FROM campaigns ORDER BY id"
+SET_REVIEW_THRESHOLD = f"""
+UPDATE campaigns SET review_threshold = $2 WHERE id = $1 RETURNING {CAMPAIGN_COLUMNS}
+"""
 DELETE_CAMPAIGN = "DELETE FROM campaigns WHERE id = $1"
 
 SESSION_COLUMNS = "campaign_id, id, title, started_at, ended_at, summary, summary_source"
@@ -85,6 +89,17 @@ class Campaigns:
             raise NotFoundError(
                 f"No campaign {campaign_id!r}. `glyphoxa-mcp status` lists the campaigns."
             )
+        return Campaign(**dict(row))
+
+    async def set_review_threshold(self, campaign_id: str, threshold: float) -> Campaign:
+        if not 0 <= threshold <= 1:
+            raise InvalidInputError(
+                "The review threshold is a confidence from 0 to 1.", field="review_threshold"
+            )
+        with driver_errors(f"set campaign {campaign_id!r}'s review threshold"):
+            row = await self._pool.fetchrow(SET_REVIEW_THRESHOLD, campaign_id, threshold)
+        if row is None:
+            await self.get(campaign_id)  # says which campaign is missing, and how to find one
         return Campaign(**dict(row))
 
     async def list(self) -> list[Campaign]:

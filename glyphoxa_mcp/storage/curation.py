@@ -91,7 +91,7 @@ class Curation:
         self._pool = db.pool
         self.campaign_id = campaign_id
 
-    async def review_queue(self, threshold: float = 0.7) -> ReviewQueue:
+    async def review_queue(self, threshold: float) -> ReviewQueue:
         """What is below the confidence threshold and not yet confirmed by the DM."""
         with driver_errors("read the review queue"):
             rels = await self._pool.fetch(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.storage.campaigns import Sessions
+from glyphoxa_mcp.storage.campaigns import Campaigns, Sessions
 from glyphoxa_mcp.storage.curation import Curation
 from glyphoxa_mcp.storage.fact_queries import FactQueries
 from glyphoxa_mcp.storage.graph_queries import GraphQueries
 from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
-from glyphoxa_mcp.storage.models import Entity
+from glyphoxa_mcp.storage.models import Campaign, Entity
 from glyphoxa_mcp.storage.pending import PendingEntities
 from glyphoxa_mcp.storage.semantic_index import SemanticIndex
 from glyphoxa_mcp.storage.session_log import SessionLog
@@ -20,6 +20,7 @@ class CampaignMemory:
 
     def __init__(self, db: Database, campaign_id: str) -> None:
         self.campaign_id = campaign_id
+        self._campaigns = Campaigns(db)
         self.sessions = Sessions(db, campaign_id)
         self.log = SessionLog(db, campaign_id)
         self.index = SemanticIndex(db, campaign_id)
@@ -31,6 +32,10 @@ class CampaignMemory:
         # What depends on the entities alone, and what also on relationships and facts.
         self.entity_cache = VersionedCache(db, campaign_id, ENTITY_VERSION)
         self.knowledge_cache = VersionedCache(db, campaign_id, KNOWLEDGE_VERSION)
+
+    async def campaign(self) -> Campaign:
+        """This campaign's row: its name and settings."""
+        return await self._campaigns.get(self.campaign_id)
 
     async def known_entities(self) -> list[Entity]:
         """Every entity of the campaign for name matching (attributes left out), read once per

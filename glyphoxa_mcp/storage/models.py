@@ -72,6 +72,8 @@ Utterance = Annotated[
 AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
 Attributes = Annotated[dict[str, Any], AfterValidator(_small_json)]
 Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
+# A campaign's review threshold unless it sets its own (see recall.rumours).
+DEFAULT_REVIEW_THRESHOLD = 0.7
 RelationshipType = Annotated[
     str,
     AfterValidator(normalise_relationship_type),
@@ -90,6 +92,10 @@ class Campaign(Frozen):
     id: Key
     name: Name
     created_at: datetime | None = None
+    review_threshold: Confidence = Field(
+        default=DEFAULT_REVIEW_THRESHOLD,
+        description="Below it, unconfirmed knowledge is a rumour (sql/017).",
+    )
 
 
 class NewSession(Frozen):

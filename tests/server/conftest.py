@@ -13,6 +13,7 @@ from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views.view import View
 
 Connect = Callable[..., contextlib.AbstractAsyncContextManager[Client]]
 
@@ -35,9 +36,7 @@ def opener(
         tier: Tier = Tier.STANDARD,
         style: NameStyle = NameStyle.DOTTED,
     ) -> AsyncIterator[Client]:
-        state = ServerState(
-            memory=memory, npc_id=npc_id, policy=tier_policy(tier), embedder=embedder
-        )
+        state = ServerState(View(memory, npc_id, embedder), tier_policy(tier))
         async with Client(build_server(state, style), mode=protocol) as client:
             yield client
 

@@ -19,18 +19,14 @@ from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewFact
+from glyphoxa_mcp.views.view import View
 from tests.cli.test_db_commands import run_cli
 from tests.server.conftest import call
 
 
 @contextlib.asynccontextmanager
 async def as_npc(db: Database, npc: str, embedder: LocalMiniLMEmbedder) -> AsyncIterator[Client]:
-    state = ServerState(
-        memory=CampaignMemory(db, "demo"),
-        npc_id=npc,
-        policy=tier_policy(Tier.DEEP),
-        embedder=embedder,
-    )
+    state = ServerState(View(CampaignMemory(db, "demo"), npc, embedder), tier_policy(Tier.DEEP))
     async with Client(build_server(state)) as client:
         yield client
 

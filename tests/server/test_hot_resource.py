@@ -18,6 +18,7 @@ from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship, Visibility
 from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.views.view import View
 from tests.server.semantic_fixtures import load_sessions
 from tests.storage.graph_fixtures import build_village
 
@@ -53,9 +54,7 @@ def open_server(semantic_memory: CampaignMemory, protocol: str):
     async def opened(
         npc_id: str | None = None, budgets: HotBudgets | None = None
     ) -> AsyncIterator[Client]:
-        state = ServerState(
-            memory=semantic_memory, npc_id=npc_id, policy=tier_policy(Tier.STANDARD)
-        )
+        state = ServerState(View(semantic_memory, npc_id), tier_policy(Tier.STANDARD))
         async with Client(build_server(state, budgets=budgets), mode=protocol) as client:
             yield client
 

@@ -9,10 +9,8 @@ from mcp.shared.exceptions import MCPError
 from glyphoxa_mcp.correction import english
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.prefetch import prefetch_context
-from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views.view import View
 from tests.server.conftest import Connect
 from tests.server.semantic_fixtures import load_sessions
 from tests.storage.graph_fixtures import build_village
@@ -46,16 +44,16 @@ async def test_a_reference_to_the_past_brings_entities_and_passages(
 async def test_small_talk_fetches_nothing(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
-    context = await prefetch_context(semantic_memory, offline_embedder, "mira", "Nice weather")
+    context = await View(semantic_memory, embedder=offline_embedder).prefetch(
+        "mira", "Nice weather"
+    )
     assert (context.entities, context.passages, context.prompt) == ([], [], "")
 
 
 async def test_what_the_npc_may_not_know_stays_out(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
-    context = await prefetch_context(
-        semantic_memory,
-        offline_embedder,
+    context = await View(semantic_memory, embedder=offline_embedder).prefetch(
         "mira",
         "Last time you said the cult meets at the Red Kettle",
     )
@@ -67,8 +65,8 @@ async def test_what_the_npc_may_not_know_stays_out(
 async def test_a_misheard_name_is_put_back_before_looking_it_up(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
-    context = await prefetch_context(
-        semantic_memory, offline_embedder, "mira", "do you remember what grim jaw said"
+    context = await View(semantic_memory, embedder=offline_embedder).prefetch(
+        "mira", "do you remember what grim jaw said"
     )
     assert (context.heard, context.utterance) == (
         "do you remember what grim jaw said",
@@ -81,14 +79,12 @@ async def test_only_names_the_npc_may_know_are_put_back(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
     heard = "so the kult meets tonight"
-    outsider = await prefetch_context(semantic_memory, offline_embedder, "mira", heard)
-    insider = await prefetch_context(semantic_memory, offline_embedder, "vask", heard)
+    outsider = await View(semantic_memory, embedder=offline_embedder).prefetch("mira", heard)
+    insider = await View(semantic_memory, embedder=offline_embedder).prefetch("vask", heard)
     assert outsider.utterance == heard
     assert insider.utterance == "so the Cult meets tonight"
     assert [e.id for e in insider.entities] == ["cult"]
-    vask = await prefetch_context(
-        semantic_memory,
-        offline_embedder,
+    vask = await View(semantic_memory, embedder=offline_embedder).prefetch(
         "vask",
         "Last time you said the cult meets at the Red Kettle",
     )
@@ -108,14 +104,9 @@ async def test_a_server_warm_up_prepares_what_the_first_pre_fetch_would_load(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
     english._frequencies.cache_clear()
-    state = ServerState(
-        memory=semantic_memory,
-        npc_id="mira",
-        policy=tier_policy(Tier.STANDARD),
-        embedder=offline_embedder,
-    )
-    await state.warm_up()
+    view = View(semantic_memory, "mira", offline_embedder)
+    await view.warm_up()
     assert english._frequencies.cache_info().currsize == 1
-    scope = await state.view()  # cached: the scope warm_up built
+    scope = await view.scope()  # cached: the scope warm_up built
     last = SHARED_CORRECTORS._last
     assert last is not None and last[0] is scope.known  # its names are prepared already

@@ -23,6 +23,7 @@ from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewFact, NewRelationship, Visibility
 from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.views.view import View
 from tests.server.conftest import call
 from tests.storage.graph_fixtures import build_village
 
@@ -91,9 +92,7 @@ async def world(semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEm
 async def as_grimjaw(
     memory: CampaignMemory, embedder: LocalMiniLMEmbedder
 ) -> AsyncIterator[Client]:
-    state = ServerState(
-        memory=memory, npc_id="grimjaw", policy=tier_policy(Tier.DEEP), embedder=embedder
-    )
+    state = ServerState(View(memory, "grimjaw", embedder), tier_policy(Tier.DEEP))
     async with Client(build_server(state), mode="legacy") as client:
         yield client
 

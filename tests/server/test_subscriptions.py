@@ -18,6 +18,7 @@ from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntry, NewFact
+from glyphoxa_mcp.views.view import View
 from tests.storage.graph_fixtures import build_village
 
 HOT = "glyphoxa://npc/grimjaw/hot"
@@ -40,7 +41,7 @@ async def village(memory: CampaignMemory) -> CampaignMemory:
 
 def make_server(memory: CampaignMemory) -> tuple[Any, HotSubscriptions]:
     subscriptions = HotSubscriptions(memory)
-    state = ServerState(memory=memory, npc_id=None, policy=tier_policy(Tier.STANDARD))
+    state = ServerState(View(memory), tier_policy(Tier.STANDARD))
     return build_server(state, subscriptions=subscriptions), subscriptions
 
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from glyphoxa_mcp.server.tiers import Tier, clamp, tier_policy
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.server.tool_names import ToolName
+from glyphoxa_mcp.views.limits import clamp
 
 
 def test_fast_lists_only_query_entities() -> None:

@@ -22,7 +22,7 @@ async def test_the_review_queue_holds_unconfirmed_low_confidence_items(
     rumour = await memory.graph.upsert_fact(
         NewFact(subject_id="mira", text="Mira stole a pie.", provenance=RUMOUR)
     )
-    queue = await memory.curation.review_queue()
+    queue = await memory.curation.review_queue(0.7)
     # OWNS (0.4) and the bidirectional HOSTILE_TO pair, listed once.
     assert [(r.rel_type, r.source_id) for r in queue.relationships] == [
         ("OWNS", "grimjaw"),
@@ -32,7 +32,7 @@ async def test_the_review_queue_holds_unconfirmed_low_confidence_items(
     hostile = queue.relationships[1]
     await memory.curation.confirm("relationship", hostile.id)
     await memory.curation.confirm("fact", rumour.id)
-    after = await memory.curation.review_queue()
+    after = await memory.curation.review_queue(0.7)
     assert [r.rel_type for r in after.relationships] == ["OWNS"] and after.facts == ()
     both = await memory.graph.relationships_of("cult", direction="outgoing")
     assert [r.provenance.dm_confirmed for r in both if r.rel_type == "HOSTILE_TO"] == [True]

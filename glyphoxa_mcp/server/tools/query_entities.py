@@ -7,21 +7,10 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.recall.names import NameMatch, match_names
-from glyphoxa_mcp.recall.redaction import Redactor
-from glyphoxa_mcp.recall.sentences import seen_from
-from glyphoxa_mcp.server.results import (
-    CountLimit,
-    EntityView,
-    ProvenanceView,
-    QueryEntitiesResult,
-    RelationshipView,
-)
-from glyphoxa_mcp.server.state import Scope, ServerState, state_of, tool_errors
-from glyphoxa_mcp.server.tiers import clamp
-from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour, RelatedEntity
-from glyphoxa_mcp.storage.vocabulary import EntityType, checked_relationship_type
+from glyphoxa_mcp.server.state import state_of, tool_errors
+from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.views.limits import clamp
+from glyphoxa_mcp.views.results import QueryEntitiesResult
 
 DESCRIPTION = (
     "Look up people, places, factions, items, quests and lore in the campaign's knowledge "
@@ -31,15 +20,6 @@ DESCRIPTION = (
     "entities match; related_to lists one entity's connections); relationships marked "
     "unconfirmed are rumours."
 )
-# A result is read by a model, often a voice one: ten hubs with 25 relationships each were
-# 150 KB of JSON (and 40 ms to assemble). The relationships are shared out over the entities
-# returned: all 25 for one entity, at least 5 each however many there are.
-MAX_RELATIONSHIPS_PER_ENTITY = 25
-MIN_RELATIONSHIPS_PER_ENTITY = 5
-RELATIONSHIPS_PER_RESULT = 60
-# How many graph neighbours to consider before filtering them by type and name (unfiltered,
-# only the nearest `limit` are read).
-NEIGHBOUR_POOL = 500
 
 
 async def query_entities(
@@ -72,165 +52,13 @@ async def query_entities(
     ] = 1,
     limit: Annotated[int, Field(description="Most entities to return (1-50 by tier).")] = 10,
 ) -> QueryEntitiesResult:
+    state = state_of(ctx)
     with tool_errors():
-        return await EntityQuery(state_of(ctx)).run(name, type, related_to, relation, depth, limit)
-
-
-class EntityQuery:
-    def __init__(self, state: ServerState) -> None:
-        self.state = state
-        self.queries = state.memory.queries
-
-    async def run(
-        self,
-        name: str | None,
-        entity_type: EntityType | None,
-        related_to: str | None,
-        relation: str | None,
-        depth: int,
-        limit: int,
-    ) -> QueryEntitiesResult:
-        name, related_to = _present(name), _present(related_to)
-        if name is None and entity_type is None and related_to is None:
-            raise InvalidInputError("Give at least one of name, type or related_to.", field="name")
-        if relation is not None and related_to is None:
-            raise InvalidInputError("relation needs related_to.", field="relation")
-        count = clamp(limit, self.state.policy.max_results)
-        hops = clamp(depth, self.state.policy.max_depth) if related_to is not None else None
-        result = QueryEntitiesResult(
-            entities=[],
-            limit=CountLimit.of(count),
-            depth=CountLimit.of(hops) if hops is not None else None,
-            scope=self.state.scope,
+        return await state.view.query_entities(
+            clamp(limit, state.policy.max_results),
+            clamp(depth, state.policy.max_depth),
+            name=name,
+            entity_type=type,
+            related_to=related_to,
+            relation=relation,
         )
-        scope = await self.state.view()
-        if related_to is not None:
-            anchors = scope.names.match(related_to, limit=1)
-            if not anchors:
-                return result.model_copy(
-                    update={"note": f"No known entity matches related_to={related_to!r}."}
-                )
-            assert hops is not None
-            views = await self._related(
-                anchors[0], name, entity_type, relation, hops.used, count.used
-            )
-        else:
-            views = self._by_name_or_type(scope, name, entity_type)
-        views = views[: count.used]
-        per_entity = relationships_per_entity(len(views))
-        entities = await self._with_relationships(views, per_entity, scope.redactor)
-        note = None if entities else "No entity matched; check the spelling or try a type."
-        return result.model_copy(
-            update={"entities": entities, "relationships_per_entity": per_entity, "note": note}
-        )
-
-    def _by_name_or_type(
-        self, scope: Scope, name: str | None, entity_type: EntityType | None
-    ) -> list[tuple[Entity, str, Neighbour | None]]:
-        if name is None:
-            return [(e, "type", None) for e in scope.by_type.get(entity_type, ())]
-        matches = scope.names.match(
-            name, limit=50, accept=lambda e: entity_type is None or e.type == entity_type
-        )
-        return [(m.entity, m.kind, None) for m in matches]
-
-    async def _related(
-        self,
-        anchor: NameMatch,
-        name: str | None,
-        entity_type: EntityType | None,
-        relation: str | None,
-        depth: int,
-        wanted: int,
-    ) -> list[tuple[Entity, str, Neighbour | None]]:
-        rel_types = [checked_relationship_type(relation, "relation")] if relation else None
-        neighbours = await self.queries.neighbours(
-            anchor.entity.id,
-            depth=depth,
-            npc_id=self.state.npc_id,
-            rel_types=rel_types,
-            limit=NEIGHBOUR_POOL if name is not None or entity_type is not None else wanted,
-        )
-        kept = [n for n in neighbours if entity_type is None or n.entity.type == entity_type]
-        if name is not None:
-            named = {m.entity.id for m in match_names(name, [n.entity for n in kept], limit=50)}
-            kept = [n for n in kept if n.entity.id in named]
-        return [(n.entity, "related", n) for n in kept]
-
-    async def _with_relationships(
-        self,
-        views: list[tuple[Entity, str, Neighbour | None]],
-        per_entity: int,
-        redactor: Redactor,
-    ) -> list[EntityView]:
-        snapshots = await self.queries.snapshots(
-            [entity.id for entity, _, _ in views],
-            npc_id=self.state.npc_id,
-            max_relationships=per_entity,
-            include_facts=False,
-        )
-        by_id = {snapshot.entity.id: snapshot for snapshot in snapshots}
-        return [
-            self._view(by_id[entity.id], kind, neighbour, redactor)
-            for entity, kind, neighbour in views
-            if entity.id in by_id
-        ]
-
-    def _view(
-        self,
-        snapshot: IdentitySnapshot,
-        kind: str,
-        neighbour: Neighbour | None,
-        redactor: Redactor,
-    ) -> EntityView:
-        entity = snapshot.entity
-        return EntityView(
-            id=entity.id,
-            name=entity.name,
-            type=entity.type.value,
-            aliases=list(entity.aliases),
-            attributes=redactor.clean(entity.attributes),
-            secret=entity.visibility.secret,
-            match=kind,
-            hops=neighbour.depth if neighbour else None,
-            path=list(neighbour.path) if neighbour else None,
-            relationships=[self._relationship(entity, r) for r in snapshot.relationships],
-        )
-
-    def _relationship(self, entity: Entity, related: RelatedEntity) -> RelationshipView:
-        rel, other = related.relationship, related.other
-        return RelationshipView(
-            id=rel.id,
-            type=rel.rel_type,
-            direction=related.direction,
-            other_id=other.id,
-            other_name=other.name,
-            other_type=other.type.value,
-            sentence=seen_from(entity.name, related),
-            provenance=provenance_view(rel.provenance, self.state.review_threshold),
-            secret=rel.visibility.secret,
-        )
-
-
-def relationships_per_entity(entities: int) -> int:
-    """How many relationships each of `entities` entities lists."""
-    shared = RELATIONSHIPS_PER_RESULT // max(entities, 1)
-    return max(MIN_RELATIONSHIPS_PER_ENTITY, min(MAX_RELATIONSHIPS_PER_ENTITY, shared))
-
-
-def provenance_view(provenance: Any, threshold: float) -> ProvenanceView:
-    return ProvenanceView(
-        session_id=provenance.session_id,
-        confidence=provenance.confidence,
-        source=provenance.source,
-        dm_confirmed=provenance.dm_confirmed,
-        unconfirmed=provenance.confidence < threshold and not provenance.dm_confirmed,
-    )
-
-
-def _present(text: str | None) -> str | None:
-    if text is None:
-        return None
-    if "\x00" in text:
-        raise InvalidInputError("Text must not contain NUL characters.")
-    return text if text.strip() else None

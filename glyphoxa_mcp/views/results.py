@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from glyphoxa_mcp.server.tiers import Clamped
+from glyphoxa_mcp.views.limits import Clamped
 
 
 class CountLimit(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -23,10 +23,13 @@ from glyphoxa_mcp.recall.hot_context import (
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.sentences import seen_from
-from glyphoxa_mcp.server.results import EntityRef
-from glyphoxa_mcp.server.state import Scope, ServerState, scope_of
 from glyphoxa_mcp.storage.models import Entity, Entry, IdentitySnapshot, Neighbour
 from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.views.results import EntityRef
+from glyphoxa_mcp.views.scope import Scope, scope_of
+
+if TYPE_CHECKING:
+    from glyphoxa_mcp.views.view import View
 
 # Attributes that shape how an NPC talks and acts come first when the budget is tight.
 CHARACTER_ATTRIBUTES = ("personality", "speaking_style", "occupation", "appearance", "goals")
@@ -74,15 +77,15 @@ def _marks(secret: bool, unconfirmed: bool) -> str:
 
 
 class HotLayer:
-    def __init__(self, state: ServerState, budgets: HotBudgets) -> None:
-        self.state = state
-        self.memory = state.memory
+    def __init__(self, view: View, budgets: HotBudgets) -> None:
+        self.view = view
+        self.memory = view.memory
         self.budgets = budgets
 
     def _speaks_for(self, npc_id: str) -> None:
-        if self.state.npc_id is not None and npc_id != self.state.npc_id:
+        if self.view.npc_id is not None and npc_id != self.view.npc_id:
             raise InvalidInputError(
-                f"This server speaks for {self.state.npc_id!r}; it has no hot context for "
+                f"This server speaks for {self.view.npc_id!r}; it has no hot context for "
                 f"{npc_id!r}.",
                 field="npc_id",
             )
@@ -106,7 +109,7 @@ class HotLayer:
         return snapshot
 
     async def _unknown_npc(self, npc_id: str) -> NotFoundError:
-        near = match_names(npc_id, await self.memory.queries.entity_names(self.state.npc_id), 3)
+        near = match_names(npc_id, await self.memory.queries.entity_names(self.view.npc_id), 3)
         hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
         return NotFoundError(f"No NPC {npc_id!r}.{hint} glyphoxa://npcs lists them.")
 
@@ -121,7 +124,7 @@ class HotLayer:
         it is asked for at every turn of play, and reading a hub's relationships and facts
         and ranking them into the budget took most of building the hot context (16 of 25 ms
         for an NPC with 455 relationships and 132 facts)."""
-        key = ("hot context", npc_id, self.budgets.identity_tokens, self.state.review_threshold)
+        key = ("hot context", npc_id, self.budgets.identity_tokens, self.view.rumours)
         return await self.memory.knowledge_cache.get(key, lambda: self._read_knowledge(npc_id))
 
     async def _read_knowledge(self, npc_id: str) -> NpcKnowledge:
@@ -222,10 +225,10 @@ class HotLayer:
             )
             for key, value in redactor.clean(npc.attributes).items()
         ]
-        threshold = self.state.review_threshold
+        rumours = self.view.rumours
         for related in snapshot.relationships:
             rel = related.relationship
-            unconfirmed = rel.provenance.confidence < threshold and not rel.provenance.dm_confirmed
+            unconfirmed = rumours.is_rumour(rel.provenance)
             lines.append(
                 Line(
                     seen_from(npc.name, related) + _marks(rel.visibility.secret, unconfirmed),
@@ -236,9 +239,7 @@ class HotLayer:
         for position, fact in enumerate(snapshot.facts):
             if redactor.mentions_hidden(fact.text):
                 continue
-            unconfirmed = (
-                fact.provenance.confidence < threshold and not fact.provenance.dm_confirmed
-            )
+            unconfirmed = rumours.is_rumour(fact.provenance)
             # Newer facts matter more; confident ones more than rumours.
             relevance = 1.0 + fact.provenance.confidence / 2 + position / max(count, 1) / 2
             lines.append(Line(fact.text + _marks(fact.visibility.secret, unconfirmed), relevance))

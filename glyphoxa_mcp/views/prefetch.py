@@ -8,21 +8,22 @@ of past sessions it is most likely about. Always in the NPC's own knowledge scop
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, Field
 
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recall.prefetch_triggers import temporal_reference
 from glyphoxa_mcp.recall.sentences import seen_from
-from glyphoxa_mcp.server.hot_layer import HotLayer
-from glyphoxa_mcp.server.results import EntityRef, SessionHit
-from glyphoxa_mcp.server.state import ServerState, scope_of
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
-from glyphoxa_mcp.server.tools.search_sessions import SessionSearch
-from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NO_FILTERS
+from glyphoxa_mcp.views.hot_context import HotLayer
+from glyphoxa_mcp.views.results import EntityRef, SessionHit
+from glyphoxa_mcp.views.session_search import SessionSearch
+
+if TYPE_CHECKING:
+    from glyphoxa_mcp.views.view import View
 
 MAX_UTTERANCE = 1000
 MAX_ENTITIES = 3
@@ -42,31 +43,27 @@ class PrefetchContext(BaseModel):
 
 
 async def prefetch_context(
-    memory: CampaignMemory,
-    embedder: Embedder | None,
+    view: View,
     npc_id: str,
     utterance: str,
     *,
-    server_npc: str | None = None,
     correctors: CorrectorCache = SHARED_CORRECTORS,
 ) -> PrefetchContext:
-    """What to put in the NPC's prompt before it answers `utterance`. `server_npc` is the NPC
-    a scoped server speaks for (another NPC's context is then refused)."""
+    """What to put in the NPC's prompt before it answers `utterance`, read as that NPC knows
+    it; a view of another NPC is refused."""
     if len(utterance) > MAX_UTTERANCE or "\x00" in utterance:
         raise InvalidInputError(
             f"utterance must be at most {MAX_UTTERANCE} characters of text.", field="utterance"
         )
-    state = ServerState(
-        memory=memory, npc_id=server_npc, policy=tier_policy(Tier.STANDARD), embedder=embedder
-    )
-    npc = await HotLayer(state, HotBudgets()).npc_entity(npc_id)
-    scope = await scope_of(memory, npc.id)
+    npc = await HotLayer(view, HotBudgets()).npc_entity(npc_id)
+    as_npc = view.of_npc(npc.id)
+    scope = await as_npc.scope()
     # Corrected against the names this NPC may know only: correcting to a hidden name would
     # spell out a secret in the NPC's own context.
     heard = utterance
     utterance = correctors.for_entities(scope.known).correct(heard).corrected
     named = [i for i in scope.mentions.owners_in(utterance) if i != npc.id]
-    snapshots = await memory.queries.snapshots(
+    snapshots = await view.memory.queries.snapshots(
         named[:MAX_ENTITIES], npc_id=npc.id, max_relationships=RELATIONSHIPS_EACH
     )
     context = []
@@ -79,11 +76,8 @@ async def prefetch_context(
         context.append(f"{entity.name} ({entity.type.value}): " + " ".join(parts))
     temporal = temporal_reference(utterance)
     passages: list[SessionHit] = []
-    if utterance.strip() and (temporal or named) and embedder is not None:
-        npc_state = ServerState(
-            memory=memory, npc_id=npc.id, policy=state.policy, embedder=embedder
-        )
-        passages = await SessionSearch(npc_state, NO_FILTERS, scope).run(
+    if utterance.strip() and (temporal or named) and view.embedder is not None:
+        passages = await SessionSearch(as_npc, NO_FILTERS, scope).run(
             utterance.strip(), MAX_PASSAGES
         )
     lines = ["## Memory this conversation may need"]

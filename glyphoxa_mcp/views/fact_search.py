@@ -1,0 +1,213 @@
+"""Searching facts, events and relationships by words, by meaning and through the graph,
+with real and story-time filters, in a viewer's scope."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from glyphoxa_mcp.concurrency import concurrently
+from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
+from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
+from glyphoxa_mcp.storage.fact_queries import FactFilters
+from glyphoxa_mcp.storage.models import Entity, Fact, FactMatch, Relationship
+from glyphoxa_mcp.views.arguments import present, search_query
+from glyphoxa_mcp.views.limits import Clamped
+from glyphoxa_mcp.views.results import CountLimit, EntityRef, FactHit, SearchFactsResult
+from glyphoxa_mcp.views.scope import Scope
+from glyphoxa_mcp.views.session_summary import known_session
+
+if TYPE_CHECKING:
+    from glyphoxa_mcp.views.view import View
+
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 20
+_WORD = re.compile(r"[a-z0-9]+")
+# Words too common to say that a relationship is about the query.
+_STOP = frozenset(
+    _WORD.findall(
+        "a an and are as at be by did do does for from had has have he her his how i in "
+        "is it of on or she that the their them they this to was were what when where "
+        "who why with you"
+    )
+)
+
+Key = tuple[str, int]  # ("fact" | "relationship", id)
+
+
+async def search_facts(
+    view: View,
+    query: str,
+    top_k: Clamped,
+    entity: str | None,
+    after: str | None,
+    before: str | None,
+    session_id: str | None,
+) -> SearchFactsResult:
+    result = SearchFactsResult(results=[], top_k=CountLimit.of(top_k), scope=view.label)
+    text = search_query(query)
+    if text is None:
+        return result.model_copy(update={"note": "The query is blank: nothing to search."})
+    lower = parse_time_bound(after, "after")
+    upper = parse_time_bound(before, "before")
+    session_id = present(session_id, "session_id")
+    if session_id is not None:
+        await known_session(view.memory.sessions, session_id)
+    scope = await view.scope()
+    subject = None
+    entity = present(entity, "entity")
+    if entity is not None:
+        matches = scope.names.match(entity, limit=1)
+        if not matches:
+            return result.model_copy(update={"note": f"No known entity matches {entity!r}."})
+        subject = matches[0].entity
+        result = result.model_copy(
+            update={"entity": EntityRef(id=subject.id, name=subject.name, type=subject.type)}
+        )
+    filters = FactFilters(
+        subject_ids=(subject.id,) if subject else None,
+        session_id=session_id,
+        real_after=lower.real if lower else None,
+        real_before=upper.real if upper else None,
+        story_after=lower.story_day if lower else None,
+        story_before=upper.story_day if upper else None,
+    )
+    hits = await FactSearch(view, scope, filters, lower, upper).run(text, subject, top_k.used)
+    return result.model_copy(update={"results": hits, "note": None if hits else "Nothing matched."})
+
+
+class FactSearch:
+    def __init__(
+        self,
+        view: View,
+        scope: Scope,
+        filters: FactFilters,
+        lower: TimeBound | None,
+        upper: TimeBound | None,
+    ) -> None:
+        self.view = view
+        self.scope = scope
+        self.known = scope.by_id
+        self.filters = filters
+        self.lower, self.upper = lower, upper
+
+    async def run(self, query: str, subject: Entity | None, wanted: int) -> list[FactHit]:
+        facts = self.view.memory.facts
+        pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
+        npc = self.view.npc_id
+
+        async def nearest() -> list[FactMatch]:
+            vector = await self.view.embed_query(query)
+            return await facts.by_vector(vector, self.filters, k=pool, npc_id=npc)
+
+        by_words, by_meaning, relationships = await concurrently(
+            lambda: facts.by_text(query, self.filters, k=pool, npc_id=npc),
+            nearest,
+            lambda: self._relationships(query, subject),
+        )
+        found = {m.fact.id: m.fact for m in (*by_words, *by_meaning)}
+        fused = reciprocal_rank_fusion(
+            {
+                "words": [("fact", m.fact.id) for m in by_words],
+                "meaning": [("fact", m.fact.id) for m in by_meaning],
+                "graph": [("relationship", r.id) for r in relationships],
+            }
+        )
+        by_id = {r.id: r for r in relationships}
+        redactor = self.scope.redactor
+        hits = []
+        for (kind, item_id), score, found_by in fused:
+            if len(hits) == wanted:
+                break
+            if kind == "fact":
+                fact = found[item_id]
+                if redactor.mentions_hidden(fact.text) or redactor.mentions_hidden(
+                    fact.story_label or ""
+                ):
+                    continue
+                hits.append(self._fact_hit(fact, score, found_by))
+            else:
+                hits.append(self._relationship_hit(by_id[item_id], score, found_by))
+        return hits
+
+    async def _relationships(self, query: str, subject: Entity | None) -> list[Relationship]:
+        """Relationships of the entity asked about, or of those the query names, that share a
+        word with the query, best first."""
+        if self._story_bounded():
+            return []  # relationships have no story time
+        about = [subject.id] if subject else self.scope.mentions.owners_in(query)
+        words = {w for w in _WORD.findall(query.lower()) if w not in _STOP}
+        scored: dict[int, tuple[int, Relationship]] = {}
+        for entity_id in about:
+            for rel in await self.view.memory.graph.relationships_of(
+                entity_id, npc_id=self.view.npc_id
+            ):
+                if not self._within_real_time(rel) or self.filters.session_id not in (
+                    None,
+                    rel.provenance.session_id,
+                ):
+                    continue
+                sentence = self._sentence(rel).lower()
+                overlap = len(words & set(_WORD.findall(sentence)))
+                if overlap or subject is not None:
+                    scored[rel.id] = (overlap, rel)
+        return [rel for _, rel in sorted(scored.values(), key=lambda item: (-item[0], item[1].id))]
+
+    def _story_bounded(self) -> bool:
+        return any(b is not None and b.story_day is not None for b in (self.lower, self.upper))
+
+    def _within_real_time(self, rel: Relationship) -> bool:
+        when = rel.provenance.timestamp
+        if self.lower is not None and self.lower.real is not None and when < self.lower.real:
+            return False
+        return not (
+            self.upper is not None and self.upper.real is not None and when >= self.upper.real
+        )
+
+    def _name(self, entity_id: str | None) -> str | None:
+        entity = self.known.get(entity_id) if entity_id else None
+        return entity.name if entity else None
+
+    def _sentence(self, rel: Relationship) -> str:
+        return relationship_sentence(
+            self._name(rel.source_id) or rel.source_id,
+            rel.rel_type,
+            self._name(rel.target_id) or rel.target_id,
+        )
+
+    def _fact_hit(self, fact: Fact, score: float, found_by: tuple[str, ...]) -> FactHit:
+        return FactHit(
+            kind="fact",
+            id=fact.id,
+            text=fact.text,
+            subject_id=fact.subject_id,
+            subject_name=self._name(fact.subject_id),
+            session_id=fact.session_id,
+            story_day=fact.story_day,
+            story_label=fact.story_label,
+            occurred_at=fact.occurred_at,
+            provenance=self.view.provenance(fact.provenance),
+            secret=fact.visibility.secret,
+            score=round(score, 6),
+            matched_by=sorted(set(found_by)),
+        )
+
+    def _relationship_hit(
+        self, rel: Relationship, score: float, found_by: tuple[str, ...]
+    ) -> FactHit:
+        return FactHit(
+            kind="relationship",
+            id=rel.id,
+            text=self._sentence(rel),
+            subject_id=rel.source_id,
+            subject_name=self._name(rel.source_id),
+            session_id=rel.provenance.session_id,
+            story_day=None,
+            story_label=None,
+            occurred_at=rel.provenance.timestamp,
+            provenance=self.view.provenance(rel.provenance),
+            secret=rel.visibility.secret,
+            score=round(score, 6),
+            matched_by=sorted(set(found_by)),
+        )

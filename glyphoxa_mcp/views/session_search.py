@@ -1,0 +1,252 @@
+"""Searching past sessions' transcripts by meaning, by words and by the date a query names,
+fused, in a viewer's scope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from glyphoxa_mcp.concurrency import concurrently
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
+from glyphoxa_mcp.recall.query_dates import named_period
+from glyphoxa_mcp.recall.redaction import Redactor
+from glyphoxa_mcp.recall.time_bounds import parse_time_bound
+from glyphoxa_mcp.storage.models import Chunk, ChunkTextMatch, Entry, EntryMatch, SearchFilters
+from glyphoxa_mcp.views.arguments import search_query
+from glyphoxa_mcp.views.limits import Clamped
+from glyphoxa_mcp.views.results import CountLimit, SearchSessionsResult, SessionHit
+from glyphoxa_mcp.views.scope import Scope
+from glyphoxa_mcp.views.session_summary import known_session
+
+if TYPE_CHECKING:
+    from glyphoxa_mcp.views.view import View
+
+# How many candidates each ranking contributes to the fusion, per result wanted.
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 20
+# In conversation the words of a question find its answer more reliably than the offline
+# embedding does, and the first few of each ranking matter most: measured on LoCoMo
+# (BENCHMARKS.md), meaning at half weight and k = 20 beat equal weights and k = 60 in every
+# conversation.
+FUSION_WEIGHTS = {"meaning": 0.5}
+FUSION_K = 20
+
+Key = tuple[str, int]  # ("chunk" | "entry", id)
+
+
+async def search_sessions(
+    view: View,
+    query: str,
+    top_k: Clamped,
+    session_id: str | None,
+    speaker: str | None,
+    npc_id: str | None,
+    after: str | None,
+    before: str | None,
+    graph_expansion: bool,
+) -> SearchSessionsResult:
+    empty = SearchSessionsResult(results=[], top_k=CountLimit.of(top_k), scope=view.label)
+    text = search_query(query)
+    if text is None:
+        return empty.model_copy(update={"note": "The query is blank: nothing to search."})
+    scope = await view.scope()
+    filters = await _filters(view, scope, session_id, speaker, npc_id, after, before)
+    if filters is None:
+        who = speaker if speaker and speaker.strip() else npc_id
+        return empty.model_copy(update={"note": f"No speaker named {who!r}."})
+    hits = await SessionSearch(view, filters, scope, graph_expansion).run(text, top_k.used)
+    return empty.model_copy(update={"results": hits, "note": None if hits else "Nothing matched."})
+
+
+async def _filters(
+    view: View,
+    scope: Scope,
+    session_id: str | None,
+    speaker: str | None,
+    npc_id: str | None,
+    after: str | None,
+    before: str | None,
+) -> SearchFilters | None:
+    bounds = {}
+    for field, value in (("after", after), ("before", before)):
+        bound = parse_time_bound(value, field)
+        if bound is not None and bound.real is None:
+            raise InvalidInputError(
+                f"{field} must be a date or time here; transcripts are searched by when they "
+                "were spoken at the table, not by story day.",
+                field=field,
+            )
+        bounds[field] = bound.real if bound else None
+    if session_id is not None and session_id.strip():
+        await known_session(view.memory.sessions, session_id.strip())
+    speaker_ids = None
+    if speaker is not None and speaker.strip():
+        speaker_ids = tuple(await view.memory.log.speaker_ids(speaker))
+        # Someone hidden from this NPC answers exactly like someone unknown.
+        if (
+            not speaker_ids
+            or scope.redactor.mentions_hidden(speaker)
+            or scope.hidden_ids.intersection(speaker_ids)
+        ):
+            return None
+    if npc_id is not None and npc_id.strip() in scope.hidden_ids:
+        return None
+    return SearchFilters(
+        session_id=session_id.strip() if session_id and session_id.strip() else None,
+        speaker_ids=speaker_ids,
+        npc_id=npc_id.strip() if npc_id and npc_id.strip() else None,
+        after=bounds["after"],
+        before=bounds["before"],
+    )
+
+
+M = TypeVar("M", ChunkTextMatch, EntryMatch)
+
+
+def _relative(matches: list[M]) -> list[M]:
+    """The matches with each rank divided by the best one (ranks are positive)."""
+    if not matches:
+        return matches
+    best = max(m.rank for m in matches)
+    return [m.model_copy(update={"rank": m.rank / best}) for m in matches]
+
+
+@dataclass
+class Candidates:
+    """Rankings of what a search found, and the chunks and entries they rank."""
+
+    rankings: dict[str, list[Key]]
+    chunks: dict[int, Chunk]
+    entries: dict[int, Entry]
+
+
+class SessionSearch:
+    def __init__(
+        self, view: View, filters: SearchFilters, scope: Scope, graph_expansion: bool = False
+    ) -> None:
+        self.view = view
+        self.memory = view.memory
+        self.filters = filters
+        self.scope = scope
+        self.graph_expansion = graph_expansion
+
+    async def run(self, query: str, wanted: int) -> list[SessionHit]:
+        pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
+        embedding = await self.view.embed_query(query)
+        found = await self._meaning_and_words(query, embedding, self.filters, pool)
+        period = named_period(query)
+        if period is not None and self.filters.after is None and self.filters.before is None:
+            # The date the query names: what was said then, ranked the same way.
+            then = self.filters.model_copy(update={"after": period.start, "before": period.end})
+            said_then = await self._meaning_and_words(query, embedding, then, pool)
+            found.chunks.update(said_then.chunks)
+            found.entries.update(said_then.entries)
+            fused_then = reciprocal_rank_fusion(said_then.rankings, FUSION_WEIGHTS, k=FUSION_K)
+            found.rankings["date"] = [key for key, _, _ in fused_then]
+        if self.graph_expansion:
+            graph = await self._through_the_graph(query, embedding, pool)
+            found.chunks.update({c.id: c for c in graph})
+            found.rankings["graph"] = [("chunk", c.id) for c in graph]
+        fused = reciprocal_rank_fusion(found.rankings, FUSION_WEIGHTS, k=FUSION_K)
+        # A passage is given as its lines from the log, so overlapping ones can be trimmed.
+        lines = {i for c in found.chunks.values() for i in c.entry_ids} - found.entries.keys()
+        sessions = {c.session_id for c in found.chunks.values() if c.session_id is not None}
+        sessions |= {e.session_id for e in found.entries.values()}
+        more_lines, titles = await concurrently(
+            lambda: self.memory.log.get_many(sorted(lines)),
+            lambda: self.memory.sessions.titles(sessions),
+        )
+        found.entries.update({e.id: e for e in more_lines})
+        return self._hits(fused, found.chunks, found.entries, titles, self.scope.redactor, wanted)
+
+    async def _meaning_and_words(
+        self, query: str, embedding: list[float], filters: SearchFilters, pool: int
+    ) -> Candidates:
+        # Independent reads, side by side.
+        by_meaning, chunk_words, entry_words = await concurrently(
+            lambda: self.memory.index.nearest(embedding, filters, k=pool),
+            lambda: self.memory.index.search_text(query, filters, k=pool),
+            lambda: self.memory.log.search(query, filters, limit=pool),
+        )
+        # Passages and single utterances that share words with the query, in one ranking:
+        # BM25 scores of the two collections differ in scale, so each is taken relative to
+        # its best.
+        words = sorted(
+            [(m.rank, ("chunk", m.chunk.id)) for m in _relative(chunk_words)]
+            + [(m.rank, ("entry", m.entry.id)) for m in _relative(entry_words)],
+            key=lambda item: -item[0],
+        )
+        return Candidates(
+            rankings={
+                "meaning": [("chunk", m.chunk.id) for m in by_meaning],
+                "words": [key for _, key in words],
+            },
+            chunks={m.chunk.id: m.chunk for m in (*by_meaning, *chunk_words)},
+            entries={m.entry.id: m.entry for m in entry_words},
+        )
+
+    async def _through_the_graph(self, query: str, embedding: list[float], k: int) -> list[Chunk]:
+        """DEEP: chunks about the entities the query names and their neighbours."""
+        named = self.scope.mentions.owners_in(query)
+        if not named:
+            return []
+        found = await self.memory.queries.chunks_near_entities(
+            named, embedding, depth=1, k=k, npc_id=self.view.npc_id
+        )
+        return [
+            item.match.chunk
+            for item in found
+            if self.filters.session_id in (None, item.match.chunk.session_id)
+        ]
+
+    def _hits(
+        self,
+        fused: list[tuple[Key, float, tuple[str, ...]]],
+        chunks: dict[int, Chunk],
+        entries: dict[int, Entry],
+        titles: dict[str, str | None],
+        redactor: Redactor,
+        wanted: int,
+    ) -> list[SessionHit]:
+        hits: list[SessionHit] = []
+        covered: set[int] = set()
+        for (kind, item_id), score, found_by in fused:
+            if len(hits) == wanted:
+                break
+            if kind == "chunk" and not chunks[item_id].entry_ids:
+                chunk = chunks[item_id]
+                session_id, text, entry_ids = chunk.session_id, chunk.content, []
+                started, ended = chunk.started_at, chunk.ended_at
+            else:
+                # Passages overlap, so a passage may repeat lines an earlier hit returned:
+                # only its new lines are given (the reader has the others already).
+                ids = chunks[item_id].entry_ids if kind == "chunk" else (item_id,)
+                lines = [entries[i] for i in ids if i not in covered and i in entries]
+                if not lines:
+                    continue
+                session_id = lines[0].session_id
+                text = "\n".join(f"{e.speaker_name}: {e.text}" for e in lines)
+                entry_ids = [e.id for e in lines]
+                started, ended = lines[0].spoken_at, lines[-1].spoken_at
+            text, dropped = redactor.redact_lines(text)
+            if not text.strip():
+                continue
+            covered.update(entry_ids)
+            title = titles.get(session_id) if session_id else None
+            if title is not None and redactor.mentions_hidden(title):
+                title = None
+            hits.append(
+                SessionHit(
+                    session_id=session_id,
+                    session_title=title,
+                    text=text,
+                    started_at=started,
+                    ended_at=ended,
+                    score=round(score, 6),
+                    entry_ids=entry_ids,
+                    matched_by=sorted(set(found_by)),
+                    redacted_sentences=dropped,
+                )
+            )
+        return hits

@@ -1,0 +1,68 @@
+"""A past session's summary, title and entities, in a viewer's scope."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.campaigns import Sessions
+from glyphoxa_mcp.storage.models import Session
+from glyphoxa_mcp.views.arguments import present
+from glyphoxa_mcp.views.results import EntityRef, SessionSummaryResult
+
+if TYPE_CHECKING:
+    from glyphoxa_mcp.views.view import View
+
+LISTED_IDS = 10
+
+
+async def session_summary(
+    view: View, session_id: str | None, sessions_ago: int | None
+) -> SessionSummaryResult:
+    if session_id is not None and sessions_ago is not None:
+        raise InvalidInputError("Give session_id or sessions_ago, not both.", field="sessions_ago")
+    session_id = present(session_id, "session_id")
+    if session_id is not None:
+        session = await known_session(view.memory.sessions, session_id)
+    else:
+        session = await view.memory.sessions.finished(1 if sessions_ago is None else sessions_ago)
+    redactor = (await view.scope()).redactor
+    summary, dropped = (None, 0)
+    if session.summary is not None:
+        summary, dropped = redactor.redact(session.summary)
+    title = session.title
+    if title is not None and redactor.mentions_hidden(title):
+        title, dropped = None, dropped + 1
+    entities = await view.memory.queries.session_entities(session.id, view.npc_id)
+    note = None
+    if session.summary is None:
+        note = (
+            "This session has no summary yet; it is written when the session ends. "
+            "memory.search_sessions finds what was said in it."
+        )
+    return SessionSummaryResult(
+        session_id=session.id,
+        title=title,
+        started_at=session.started_at,
+        ended_at=session.ended_at,
+        summary=summary,
+        summary_source=session.summary_source,
+        entities=[EntityRef(id=e.id, name=e.name, type=e.type.value) for e in entities],
+        redacted_sentences=dropped,
+        scope=view.label,
+        note=note,
+    )
+
+
+async def known_session(sessions: Sessions, session_id: str) -> Session:
+    try:
+        return await sessions.get(session_id)
+    except NotFoundError:
+        known = await sessions.list()
+        recent = [s.id for s in known[-LISTED_IDS:]]
+        hint = (
+            f"Known sessions (latest {len(recent)}): {', '.join(recent)}; or use sessions_ago."
+            if recent
+            else "This campaign has no sessions yet."
+        )
+        raise NotFoundError(f"No session {session_id!r}. {hint}") from None

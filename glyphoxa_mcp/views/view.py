@@ -1,0 +1,148 @@
+"""The read service: everything one viewer may read of one campaign, in one place.
+
+Every entry point that reads memory for someone (the MCP tools and resources, the bench, the
+evaluation, the bridge) asks a `View` for it, so scope, redaction, the rumour rule and the
+normalising of arguments are decided here once rather than by each caller. A View is cheap:
+what is expensive to build (the viewer's scope, an NPC's knowledge) is cached per campaign
+in its memory's versioned caches, keyed by viewer, and shared by every View of that viewer.
+"""
+
+from __future__ import annotations
+
+from glyphoxa_mcp.correction.english import load_word_frequencies
+from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
+from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.recall.rumours import RumourRule
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import Provenance
+from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.views import entity_query, fact_search, session_search, session_summary
+from glyphoxa_mcp.views.hot_context import HotContext, HotLayer
+from glyphoxa_mcp.views.limits import Clamped
+from glyphoxa_mcp.views.prefetch import PrefetchContext, prefetch_context
+from glyphoxa_mcp.views.results import (
+    ProvenanceView,
+    QueryEntitiesResult,
+    SearchFactsResult,
+    SearchSessionsResult,
+    SessionSummaryResult,
+)
+from glyphoxa_mcp.views.scope import Scope, scope_of
+
+
+class View:
+    """One viewer's reads of one campaign: an NPC's (`npc_id`) or, with None, the DM's."""
+
+    def __init__(
+        self,
+        memory: CampaignMemory,
+        npc_id: str | None = None,
+        embedder: Embedder | None = None,
+        rumours: RumourRule | None = None,
+    ) -> None:
+        self.memory = memory
+        self.npc_id = npc_id
+        self.embedder = embedder
+        self.rumours = rumours or RumourRule()
+
+    @classmethod
+    async def open(
+        cls, memory: CampaignMemory, npc_id: str | None = None, embedder: Embedder | None = None
+    ) -> View:
+        """A view under the campaign's own rumour rule (its review threshold)."""
+        campaign = await memory.campaign()
+        return cls(memory, npc_id, embedder, RumourRule(threshold=campaign.review_threshold))
+
+    @property
+    def label(self) -> str:
+        """Whose view this is, as results name it: 'dm' or 'npc:<id>'."""
+        return "dm" if self.npc_id is None else f"npc:{self.npc_id}"
+
+    def of_npc(self, npc_id: str) -> View:
+        """The same campaign as `npc_id` sees it."""
+        return View(self.memory, npc_id, self.embedder, self.rumours)
+
+    async def scope(self) -> Scope:
+        """This viewer's scope; read it once per call and pass it along."""
+        return await scope_of(self.memory, self.npc_id)
+
+    async def embed_query(self, query: str) -> list[float]:
+        if self.embedder is None:
+            raise ConfigurationError("This server has no embedder configured.")
+        return (await self.embedder.embed([query]))[0]
+
+    def provenance(self, provenance: Provenance) -> ProvenanceView:
+        return ProvenanceView(
+            session_id=provenance.session_id,
+            confidence=provenance.confidence,
+            source=provenance.source,
+            dm_confirmed=provenance.dm_confirmed,
+            unconfirmed=self.rumours.is_rumour(provenance),
+        )
+
+    async def warm_up(self) -> None:
+        """Build this viewer's scope and what is built from it now, before the first call
+        would have to (seconds with 10,000 entities, more than a tier's deadline)."""
+        scope = await self.scope()
+        _ = scope.names, scope.mentions, scope.by_type
+        # The pre-fetch corrects names in what it is given: the word list (half a second to
+        # load) and the prepared names are ready before the first one.
+        load_word_frequencies()
+        SHARED_CORRECTORS.for_entities(scope.known)
+
+    async def search_sessions(
+        self,
+        query: str,
+        top_k: Clamped,
+        *,
+        session_id: str | None = None,
+        speaker: str | None = None,
+        npc_id: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        graph_expansion: bool = False,
+    ) -> SearchSessionsResult:
+        return await session_search.search_sessions(
+            self, query, top_k, session_id, speaker, npc_id, after, before, graph_expansion
+        )
+
+    async def query_entities(
+        self,
+        limit: Clamped,
+        depth: Clamped,
+        *,
+        name: str | None = None,
+        entity_type: EntityType | None = None,
+        related_to: str | None = None,
+        relation: str | None = None,
+    ) -> QueryEntitiesResult:
+        return await entity_query.EntityQuery(self).run(
+            name, entity_type, related_to, relation, depth, limit
+        )
+
+    async def session_summary(
+        self, session_id: str | None = None, sessions_ago: int | None = None
+    ) -> SessionSummaryResult:
+        return await session_summary.session_summary(self, session_id, sessions_ago)
+
+    async def search_facts(
+        self,
+        query: str,
+        top_k: Clamped,
+        *,
+        entity: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        session_id: str | None = None,
+    ) -> SearchFactsResult:
+        return await fact_search.search_facts(self, query, top_k, entity, after, before, session_id)
+
+    async def hot_context(
+        self, npc_id: str, session_id: str | None = None, budgets: HotBudgets | None = None
+    ) -> HotContext:
+        return await HotLayer(self, budgets or HotBudgets()).build(npc_id, session_id)
+
+    async def prefetch(self, npc_id: str, utterance: str) -> PrefetchContext:
+        return await prefetch_context(self, npc_id, utterance)
