@@ -10,6 +10,8 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.providers.chat import ChatSettings
+from glyphoxa_mcp.providers.embeddings import EmbeddingSettings
 
 # pgvector's HNSW index accepts at most this many dimensions.
 MAX_INDEXED_DIMENSIONS = 2000
@@ -83,3 +85,14 @@ def describe_settings_error(exc: ValidationError) -> str:
         field = ".".join(str(part) for part in error["loc"])
         problems.append(f"{flag_and_env(field)}: {error['msg']} (got {error.get('input')!r})")
     return "Invalid setting: " + "; ".join(problems)
+
+
+class Settings(BaseModel):
+    """Everything the application is configured with, built once at start-up from flags and
+    GLYPHOXA_* variables (`cli.options.app_settings`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    chat: ChatSettings = Field(default_factory=lambda: ChatSettings(enabled=False))

@@ -18,6 +18,7 @@ from mcp.client import Client
 from pydantic import BaseModel, ConfigDict, Field
 
 from glyphoxa_mcp import __version__
+from glyphoxa_mcp.app import open_app
 from glyphoxa_mcp.bench import loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
 from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
@@ -48,6 +49,7 @@ from glyphoxa_mcp.bench.stdio import stdio_client
 from glyphoxa_mcp.bench.timing import Operation, Timed, measure, measure_together, summarise
 from glyphoxa_mcp.bench.vectors import DIMENSION
 from glyphoxa_mcp.bench.workload import VARIANTS, Workload, build_workload
+from glyphoxa_mcp.config import DatabaseSettings, Settings
 from glyphoxa_mcp.db.database import (
     Database,
     DatabaseLocation,
@@ -58,7 +60,7 @@ from glyphoxa_mcp.db.database import (
 from glyphoxa_mcp.db.embedded import EMBEDDED_DATABASE, database_dsn, start_embedded_server
 from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError
-from glyphoxa_mcp.providers.embeddings import Embedder, offline_embedder
+from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
@@ -267,10 +269,14 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         generate_s = time.perf_counter() - began
         load = await _prepare(location, dataset, settings.replace, say)
         rows = await loader.row_counts(location.dsn)
-        embedder = offline_embedder(DIMENSION)
-        # Load the model now: its first use takes seconds, which no measurement should see.
-        await embedder.embed(["warm up"])
-        async with await Database.open_dsn(location, DIMENSION) as db:
+        offline = Settings(
+            database=DatabaseSettings.build(dsn=location.dsn, embedding_dim=DIMENSION),
+            embedding=EmbeddingSettings(provider="local"),
+        )
+        async with open_app(offline) as app:
+            # Load the model now: its first use takes seconds, which no measurement should see.
+            await app.warm_up()
+            db, embedder = app.db, app.embedder
             measurements: list[Measurement] = []
             queries: list[str] = []
             for npc_id in (None, dataset.bench_npc):

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from glyphoxa_mcp.cli.options import add_database_options, database_settings
-from glyphoxa_mcp.cli.serve_command import add_embedder_options, embedding_settings
-from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.providers.embeddings import make_embedder
+from glyphoxa_mcp.app import open_app
+from glyphoxa_mcp.cli.options import add_database_options, add_embedder_options, app_settings
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -26,11 +24,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 async def run_demo(args: argparse.Namespace) -> int:
     from glyphoxa_mcp import demo  # imports the MCP SDK; see run_serve
 
-    embedder_settings = embedding_settings(args)
-    async with await Database.open(database_settings(args)) as db:
-        print(f"Memory database: {db.location.description}")
-        embedder = make_embedder(embedder_settings, db.embedding_dim)
-        memory = await demo.prepare(db, embedder, print)
-        await demo.tour(memory, embedder, print)
+    async with open_app(app_settings(args)) as app:
+        print(f"Memory database: {app.db.location.description}")
+        memory = await demo.prepare(app.db, app.embedder, print)
+        await demo.tour(memory, app.embedder, print)
     print("\nServe it yourself: glyphoxa-mcp serve --campaign demo   (see README.md)")
     return 0

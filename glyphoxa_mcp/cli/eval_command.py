@@ -8,10 +8,13 @@ from pathlib import Path
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
 from glyphoxa_mcp.cli.dm_support import emit
-from glyphoxa_mcp.cli.options import EMBEDDING_DIM_HELP, env_option
+from glyphoxa_mcp.cli.options import (
+    EMBEDDING_DIM_HELP,
+    add_embedder_options,
+    app_settings,
+    env_option,
+)
 from glyphoxa_mcp.cli.output import print_table
-from glyphoxa_mcp.cli.serve_command import add_embedder_options, embedding_settings
-from glyphoxa_mcp.config import DatabaseSettings
 from glyphoxa_mcp.evaluation.locomo import parse_locomo
 from glyphoxa_mcp.evaluation.recall import KS
 
@@ -51,17 +54,18 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 async def run_locomo(args: argparse.Namespace) -> int:
     # Imports the MCP SDK and the pipeline; see run_serve.
-    from glyphoxa_mcp.evaluation.locomo_run import evaluate, scratch_database
-    from glyphoxa_mcp.providers.embeddings import make_embedder
+    from glyphoxa_mcp.evaluation.locomo_run import evaluate, scratch_app
 
     conversations = parse_locomo(read_text(args.file), str(args.file))
-    embedder_settings = embedding_settings(args)
-    # Validates --dsn and --embedding-dim before any server starts.
-    settings = DatabaseSettings.build(dsn=args.dsn, embedding_dim=args.embedding_dim)
-    async with scratch_database(settings.dsn, settings.embedding_dim) as db:
-        embedder = make_embedder(embedder_settings, db.embedding_dim)
+    # Validates --dsn, --embedding-dim and the embedder before any server starts.
+    settings = app_settings(args)
+    async with scratch_app(settings) as app:
         report = await evaluate(
-            db, conversations, embedder, str(args.file), say=None if args.json else _progress
+            app.db,
+            conversations,
+            app.embedder,
+            str(args.file),
+            say=None if args.json else _progress,
         )
     if args.json:
         emit(args, report.model_dump(mode="json"), "")

@@ -11,24 +11,21 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from glyphoxa_mcp.access import Viewer, is_loopback
+from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.cli.dm_support import check_npc
 from glyphoxa_mcp.cli.options import (
     add_database_options,
+    add_embedder_options,
     add_scope_options,
-    database_settings,
+    app_settings,
     env_option,
 )
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
-from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import ConfigurationError
-from glyphoxa_mcp.providers.chat import DEFAULT_CHAT_MODEL, ChatSettings
-from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings, make_embedder
 from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, tier_policy
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
-from glyphoxa_mcp.storage.campaigns import Campaigns
-from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 log = logging.getLogger(__name__)
@@ -59,76 +56,6 @@ class ServeSettings(BaseModel):
 
     def policies(self) -> dict[Tier, TierPolicy]:
         return {tier: tier_policy(tier, self.deadline_ms(tier)) for tier in Tier}
-
-
-def add_embedder_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("embeddings")
-    env_option(
-        group,
-        "--embedder",
-        env="GLYPHOXA_EMBEDDER",
-        help="local or openai; unset: openai when a key or base URL is set, else local",
-        metavar="NAME",
-    )
-    env_option(
-        group,
-        "--embedding-model",
-        env="GLYPHOXA_EMBEDDING_MODEL",
-        help="model of an OpenAI-compatible embedder (default text-embedding-3-small)",
-        metavar="MODEL",
-    )
-    env_option(
-        group,
-        "--openai-base-url",
-        env="GLYPHOXA_OPENAI_BASE_URL",
-        help="an OpenAI-compatible server such as Ollama (http://localhost:11434/v1); "
-        "the API key is read from GLYPHOXA_OPENAI_API_KEY or OPENAI_API_KEY",
-        metavar="URL",
-    )
-
-
-def add_llm_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("LLM (used when an API key or base URL is set)")
-    env_option(
-        group,
-        "--llm-model",
-        env="GLYPHOXA_LLM_MODEL",
-        help="chat model for name correction, extraction and summaries",
-        default=DEFAULT_CHAT_MODEL,
-        metavar="MODEL",
-    )
-    group.add_argument(
-        "--no-llm",
-        action="store_true",
-        default=os.environ.get("GLYPHOXA_LLM", "").lower() in {"off", "0", "false", "no"},
-        help="stay offline even with a key or base URL [env GLYPHOXA_LLM=off]",
-    )
-
-
-def chat_settings(args: argparse.Namespace) -> ChatSettings:
-    return settings_from(
-        ChatSettings,
-        {
-            "model": args.llm_model,
-            "base_url": args.openai_base_url or os.environ.get("OPENAI_BASE_URL"),
-            "api_key": os.environ.get("GLYPHOXA_OPENAI_API_KEY")
-            or os.environ.get("OPENAI_API_KEY"),
-            "enabled": not args.no_llm,
-        },
-    )
-
-
-def embedding_settings(args: argparse.Namespace) -> EmbeddingSettings:
-    return settings_from(
-        EmbeddingSettings,
-        {
-            "provider": args.embedder,
-            "model": args.embedding_model,
-            "base_url": args.openai_base_url or os.environ.get("OPENAI_BASE_URL"),
-            "api_key": os.environ.get("GLYPHOXA_OPENAI_API_KEY")
-            or os.environ.get("OPENAI_API_KEY"),
-        },
-    )
 
 
 def _listed(values: list[str] | None, env: str) -> tuple[str, ...]:
@@ -235,68 +162,58 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
 
 async def run_serve(args: argparse.Namespace) -> int:
     settings = serve_settings(args)
-    embedder_settings = embedding_settings(args)
-    async with await Database.open(database_settings(args)) as db:
-        embedder = make_embedder(embedder_settings, db.embedding_dim)
-        if embedder_settings.resolved_provider == "local":
-            # The offline model loads at its first use (seconds on a busy machine): now,
-            # not in the first search, which the tier's deadline would cancel.
-            await embedder.embed(["warm up"])
+    async with open_app(app_settings(args)) as app:
+        await app.warm_up()
         if settings.transport == "stdio":
-            await _serve_stdio(db, embedder, settings)
+            await _serve_stdio(app, settings)
         else:
-            await _serve_http(db, embedder, settings, args.log_level)
+            await _serve_http(app, settings, args.log_level)
     return 0
 
 
-async def _single_viewer(db: Database, settings: ServeSettings) -> Viewer:
-    campaign = settings.campaign or DEFAULT_CAMPAIGN
-    await Campaigns(db).get(campaign)
+async def _single_viewer(app: App, settings: ServeSettings) -> Viewer:
+    memory = app.memory(settings.campaign or DEFAULT_CAMPAIGN)
+    await memory.campaign()
     if settings.npc is None:
-        return Viewer.dm(campaign)
-    await check_npc(CampaignMemory(db, campaign), settings.npc)
-    return Viewer.npc(campaign, settings.npc)
+        return Viewer.dm(memory.campaign_id)
+    await check_npc(memory, settings.npc)
+    return Viewer.npc(memory.campaign_id, settings.npc)
 
 
-async def _serve_stdio(db: Database, embedder: Embedder, settings: ServeSettings) -> None:
+async def _serve_stdio(app: App, settings: ServeSettings) -> None:
     # The MCP SDK takes about a second to import; only serving needs it, so the DM's
     # commands don't pay for it.
     from glyphoxa_mcp.server.app import build_server
     from glyphoxa_mcp.server.state import ServerState
     from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-    from glyphoxa_mcp.views.view import View
 
-    viewer = await _single_viewer(db, settings)
-    memory = CampaignMemory(db, viewer.campaign)
-    view = await View.open(memory, viewer.npc_id, embedder)
+    viewer = await _single_viewer(app, settings)
+    view = await app.view(viewer.campaign, viewer.npc_id)
     await view.warm_up()
     state = ServerState(view, tier_policy(settings.tier, settings.deadline_ms(settings.tier)))
-    subscriptions = HotSubscriptions(memory, viewer.npc_id)
+    subscriptions = HotSubscriptions(view.memory, viewer.npc_id)
     server = build_server(state, settings.tool_names, subscriptions=subscriptions)
     log.info("serving %s over stdio", viewer.describe())
-    async with listening(db.location.dsn, subscriptions.on_change):
+    async with listening(app.db.location.dsn, subscriptions.on_change):
         await server.run_stdio_async()
 
 
-async def _serve_http(
-    db: Database, embedder: Embedder, settings: ServeSettings, log_level: str
-) -> None:
+async def _serve_http(app: App, settings: ServeSettings, log_level: str) -> None:
     from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
     from glyphoxa_mcp.server.hosting import build_http_app, serve_http
     from glyphoxa_mcp.server.http_guard import HostRules
     from glyphoxa_mcp.server.token_gate import TokenGate
 
-    single = await _single_viewer(db, settings) if settings.campaign is not None else None
+    single = await _single_viewer(app, settings) if settings.campaign is not None else None
     registry = EndpointRegistry(
-        db,
-        embedder,
+        app,
         EndpointSettings(settings.policies(), settings.tool_names),
         serves=(lambda viewer: viewer == single) if single is not None else lambda _v: True,
     )
-    app = build_http_app(
-        db,
+    http_app = build_http_app(
+        app.db,
         registry,
-        TokenGate(AccessTokens(db) if settings.auth == "token" else None),
+        TokenGate(AccessTokens(app.db) if settings.auth == "token" else None),
         HostRules(settings.allowed_hosts, settings.allowed_origins),
         single=single,
         default_tier=settings.tier,
@@ -315,7 +232,7 @@ async def _serve_http(
         else "no auth (loopback only)"
     )
     print(f"glyphoxa-mcp: serving {where}; {auth}; health at {base}/healthz", file=sys.stderr)
-    await serve_http(app, settings.host, settings.port, log_level)
+    await serve_http(http_app, settings.host, settings.port, log_level)
 
 
 def _url_host(host: str) -> str:

@@ -11,15 +11,14 @@ from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
 from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit
-from glyphoxa_mcp.cli.options import database_settings
-from glyphoxa_mcp.cli.output import print_table
-from glyphoxa_mcp.cli.progress import Progress
-from glyphoxa_mcp.cli.serve_command import (
+from glyphoxa_mcp.cli.options import (
     add_embedder_options,
     add_llm_options,
-    chat_settings,
-    embedding_settings,
+    app_settings,
+    database_settings,
 )
+from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.cli.progress import Progress
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
@@ -28,7 +27,6 @@ from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 if TYPE_CHECKING:
     from glyphoxa_mcp.pipeline.extraction import ExtractionReport
-    from glyphoxa_mcp.providers.chat import ChatModel
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -103,30 +101,21 @@ async def run_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _chat(args: argparse.Namespace) -> ChatModel | None:
-    """The LLM when a key or base URL is configured (and --no-llm is not given)."""
-    from glyphoxa_mcp.providers.chat import ChatModel
-
-    settings = chat_settings(args)
-    return ChatModel(settings) if settings.configured else None
-
-
 async def run_process(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.app import open_app
     from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
     from glyphoxa_mcp.pipeline.process import process_session
-    from glyphoxa_mcp.providers.embeddings import make_embedder
 
-    settings = embedding_settings(args)
-    async with campaign_memory(args) as (db, memory):
+    async with open_app(app_settings(args), max_connections=2) as app:
+        memory = app.memory(args.campaign)
+        await memory.campaign()
         await memory.sessions.get(args.session)
-        embedder = make_embedder(settings, db.embedding_dim)
-        chat = _chat(args)
         report = await process_session(
             memory,
-            embedder,
+            app.embedder,
             args.session,
             on_progress=Progress(f"embedding {args.session}"),
-            llm=LLMNameCorrector(chat) if chat else None,
+            llm=LLMNameCorrector(app.chat) if app.chat else None,
         )
     emit(
         args,
@@ -168,19 +157,18 @@ def _day(moment: datetime | None) -> str:
 
 
 async def run_end(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.app import open_app
     from glyphoxa_mcp.pipeline.finish import end_session
-    from glyphoxa_mcp.providers.embeddings import make_embedder
 
-    settings = embedding_settings(args)
-    async with campaign_memory(args) as (db, _):
-        embedder = make_embedder(settings, db.embedding_dim)
+    async with open_app(app_settings(args), max_connections=2) as app:
+        await app.memory(args.campaign).campaign()
         report = await end_session(
-            db,
+            app.db,
             args.campaign,
             args.session,
-            embedder,
+            app.embedder,
             _start(args.at) if args.at else None,
-            chat=_chat(args),
+            chat=app.chat,
         )
     emit(
         args,

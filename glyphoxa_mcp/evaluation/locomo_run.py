@@ -20,7 +20,8 @@ import anyio
 from mcp.client import Client
 from pydantic import BaseModel
 
-from glyphoxa_mcp.config import DatabaseSettings
+from glyphoxa_mcp.app import App, open_app
+from glyphoxa_mcp.config import DatabaseSettings, Settings
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedded import start_embedded_server
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError
@@ -79,19 +80,21 @@ class LocomoReport(BaseModel):
 
 
 @contextlib.asynccontextmanager
-async def scratch_database(dsn: str | None, embedding_dim: int | None) -> AsyncIterator[Database]:
-    """The database at `dsn`, or a new embedded one in a temporary directory, deleted at exit,
-    so that an evaluation never touches the user's memory."""
-    if dsn is not None:
-        settings = DatabaseSettings.build(dsn=dsn, embedding_dim=embedding_dim)
-    else:
+async def scratch_app(settings: Settings) -> AsyncIterator[App]:
+    """The application over the database at the settings' DSN, or over a new embedded one in
+    a temporary directory, deleted at exit, so that an evaluation never touches the user's
+    memory (the settings' data directory is not used)."""
+    database = settings.database
+    if database.dsn is None:
         data_dir = Path(tempfile.mkdtemp(prefix="glyphoxa-eval-"))
         # Registered before pgserver's handler, so it runs after the server has stopped.
         atexit.register(shutil.rmtree, data_dir, True)
         await anyio.to_thread.run_sync(lambda: start_embedded_server(data_dir, delete_on_exit=True))
-        settings = DatabaseSettings.build(data_dir=data_dir, embedding_dim=embedding_dim)
-    async with await Database.open(settings, max_size=2) as db:
-        yield db
+        database = DatabaseSettings.build(data_dir=data_dir, embedding_dim=database.embedding_dim)
+    async with open_app(
+        settings.model_copy(update={"database": database}), max_connections=2
+    ) as app:
+        yield app
 
 
 async def load_conversation(

@@ -20,7 +20,7 @@ class ChatSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     model: str = DEFAULT_CHAT_MODEL
-    api_key: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
     base_url: str | None = None
     temperature: float = Field(0.1, ge=0, le=2)
     timeout_s: float = Field(60.0, gt=0)

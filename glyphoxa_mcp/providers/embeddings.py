@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from glyphoxa_mcp.errors import ConfigurationError
 
@@ -20,7 +20,7 @@ class EmbeddingSettings(BaseModel):
 
     provider: Literal["local", "openai"] | None = None
     model: str | None = None
-    api_key: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
     base_url: str | None = None
 
     @property

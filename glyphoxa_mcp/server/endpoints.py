@@ -20,19 +20,15 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from glyphoxa_mcp.access import Viewer, ViewerKind
+from glyphoxa_mcp.app import App
 from glyphoxa_mcp.db.change_feed import Change
-from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import NotFoundError
-from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import Tier, TierPolicy
 from glyphoxa_mcp.server.tool_names import NameStyle
-from glyphoxa_mcp.storage.campaigns import Campaigns
-from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.views.view import View
 
 log = logging.getLogger(__name__)
 
@@ -67,16 +63,13 @@ class EndpointRegistry:
 
     def __init__(
         self,
-        db: Database,
-        embedder: Embedder | None,
+        app: App,
         settings: EndpointSettings,
         serves: Callable[[Viewer], bool] = lambda _viewer: True,
     ) -> None:
-        self.db = db
-        self.embedder = embedder
+        self.app = app
         self.settings = settings
         self.serves = serves
-        self._memories: dict[str, CampaignMemory] = {}
         self._endpoints: dict[Viewer, ViewerEndpoints] = {}
         self._making: dict[Viewer, anyio.Lock] = {}
         self._tasks: TaskGroup | None = None
@@ -102,17 +95,11 @@ class EndpointRegistry:
             if endpoints.viewer.campaign == change.campaign:
                 await endpoints.subscriptions.on_change(change)
 
-    async def _memory(self, campaign: str) -> CampaignMemory:
-        memory = self._memories.get(campaign)
-        if memory is None:
-            await Campaigns(self.db).get(campaign)
-            memory = self._memories.setdefault(campaign, CampaignMemory(self.db, campaign))
-        return memory
-
     async def _make(self, viewer: Viewer) -> ViewerEndpoints:
         if viewer.kind is ViewerKind.RECORDER or not self.serves(viewer):
             raise NotFoundError(f"This server does not serve {viewer.describe()}.")
-        memory = await self._memory(viewer.campaign)
+        view = await self.app.view(viewer.campaign, viewer.npc_id)
+        memory = view.memory
         if viewer.npc_id is not None:
             # The same answer for an id that is not an entity as for one of another campaign.
             try:
@@ -120,7 +107,6 @@ class EndpointRegistry:
             except NotFoundError:
                 raise NotFoundError(f"This server does not serve {viewer.describe()}.") from None
         subscriptions = HotSubscriptions(memory, viewer.npc_id)
-        view = await View.open(memory, viewer.npc_id, self.embedder)
         # The tiers share the viewer's scope: one warm-up serves them all.
         await view.warm_up()
         states = {

@@ -23,10 +23,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from glyphoxa_mcp.access import Viewer
+from glyphoxa_mcp.app import App
 from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.cli import main
+from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
 from glyphoxa_mcp.server.hosting import build_http_app
@@ -101,8 +103,7 @@ async def serving(
     """The HTTP app on a free loopback port, in this process; its base URL."""
     policies = {tier: tier_policy(tier) for tier in Tier}
     registry = EndpointRegistry(
-        db,
-        None,
+        App(Settings(), db, embedder=None, chat=None),
         EndpointSettings(policies),
         serves=(lambda v: v == single) if single else lambda _v: True,
     )
