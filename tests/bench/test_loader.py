@@ -11,6 +11,9 @@ from glyphoxa_mcp.providers.wordllama_embedder import WordLlamaEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.bench.test_dataset import tiny
 
+# Loads a generated dataset with COPY, as the bench does before it measures.
+pytestmark = pytest.mark.e2e
+
 
 async def test_a_load_puts_every_row_in_the_database(db256: Database) -> None:
     data, dsn = tiny(), db256.location.dsn

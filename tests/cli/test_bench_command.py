@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.runner import run_in_process
 from tests.cli.test_db_commands import run_cli
 
 TINY = [
@@ -26,6 +27,7 @@ TOOLS = [
 ]
 
 
+@pytest.mark.e2e
 def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     empty_database: str, tmp_path: Path
 ) -> None:
@@ -84,7 +86,7 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     ],
 )
 def test_bad_settings_stop_before_anything_runs(args: list[str], message: str) -> None:
-    result = run_cli("bench", *args)
+    result = run_in_process("bench", *args)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
 

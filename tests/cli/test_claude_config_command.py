@@ -13,6 +13,8 @@ from mcp.client import Client
 from glyphoxa_mcp.server.tool_names import STRICT_NAME_PATTERN
 from tests.cli.test_db_commands import run_cli
 
+pytestmark = pytest.mark.e2e
+
 
 async def test_the_printed_entry_starts_a_server_claude_desktop_accepts(tmp_path: Path) -> None:
     assert run_cli("demo", "--data-dir", str(tmp_path)).returncode == 0

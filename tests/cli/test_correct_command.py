@@ -6,8 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from glyphoxa_mcp.campaign.sample import bundled
 from tests.cli.test_db_commands import run_cli
+
+pytestmark = pytest.mark.e2e
 
 
 def correct(*args: str, stdin: str) -> subprocess.CompletedProcess[str]:

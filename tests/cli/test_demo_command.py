@@ -3,7 +3,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_db_commands import run_cli
+
+pytestmark = pytest.mark.e2e
 
 
 def test_the_demo_runs_on_a_fresh_data_dir_and_again(tmp_path: Path) -> None:

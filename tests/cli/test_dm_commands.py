@@ -1,23 +1,22 @@
-"""The DM's commands as a DM runs them: a separate process, tables or --json."""
+"""The DM's commands as a DM runs them, tables or --json (in process: see tests/cli/runner.py)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
-from tests.cli.test_db_commands import run_cli
+from tests.cli.conftest import Cli
+from tests.cli.runner import Ran
 
-Runner = Callable[..., subprocess.CompletedProcess[str]]
+Runner = Callable[..., Ran]
 
 
 @pytest.fixture
-def dm(tmp_path: Path) -> Runner:
-    def run(*args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
-        result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "coast")
+def dm(glyphoxa: Cli) -> Runner:
+    def run(*args: str, expect: int = 0) -> Ran:
+        result = glyphoxa(*args, "--campaign", "coast")
         assert result.returncode == expect, result.stderr
         assert "Traceback" not in result.stderr
         return result

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.runner import run_in_process
 from tests.cli.test_db_commands import run_cli
 from tests.conftest import PostgresForTests, _create_database, _drop_database
 from tests.evaluation.test_locomo import TINY
@@ -21,6 +22,7 @@ def dsn384(test_server: PostgresForTests) -> Iterator[str]:
     asyncio.run(_drop_database(test_server.admin_dsn, name))
 
 
+@pytest.mark.e2e
 def test_eval_locomo_reports_recall_per_category_as_json(dsn384: str) -> None:
     result = run_cli("eval", "locomo", str(TINY), "--dsn", dsn384, "--json")
     assert result.returncode == 0, result.stderr
@@ -32,6 +34,7 @@ def test_eval_locomo_reports_recall_per_category_as_json(dsn384: str) -> None:
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
+@pytest.mark.e2e
 def test_eval_locomo_runs_in_a_temporary_database_by_default(tmp_path: Path) -> None:
     user_data = tmp_path / "user-data"
     result = run_cli("eval", "locomo", str(TINY), env={"GLYPHOXA_DATA_DIR": str(user_data)})
@@ -54,5 +57,5 @@ def test_bad_locomo_files_exit_2_naming_the_problem(
     path = tmp_path / "locomo.json"
     if content is not None:
         path.write_text(content)
-    result = run_cli("eval", "locomo", str(path))
+    result = run_in_process("eval", "locomo", str(path))
     assert result.returncode == 2 and named in result.stderr and "Traceback" not in result.stderr

@@ -3,14 +3,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli.test_db_commands import run_cli
+from tests.cli.conftest import Cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vtt"
 
 
-def test_a_foundry_world_goes_through_review(tmp_path: Path) -> None:
+def test_a_foundry_world_goes_through_review(glyphoxa: Cli) -> None:
     def cli(*args: str) -> str:
-        result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "salt")
+        result = glyphoxa(*args, "--campaign", "salt")
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -37,9 +37,9 @@ def test_a_foundry_world_goes_through_review(tmp_path: Path) -> None:
     assert shown["visibility"]["secret"] is True  # the import kept the DM's secret
 
 
-def test_a_roll20_campaign_through_review_and_csv_accepted(tmp_path: Path) -> None:
+def test_a_roll20_campaign_through_review_and_csv_accepted(glyphoxa: Cli) -> None:
     def cli(*args: str) -> str:
-        result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "salt")
+        result = glyphoxa(*args, "--campaign", "salt")
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -55,5 +55,5 @@ def test_a_roll20_campaign_through_review_and_csv_accepted(tmp_path: Path) -> No
     cli("import", "csv", str(FIXTURES / "entities.csv"), "--accept")
     names = {e["name"] for e in json.loads(cli("entity", "list", "--json"))}
     assert {"Captain Ysolde", "Lyra", "Wanted Poster", "Wendrith", "Tide Sisters"} <= names
-    broken = run_cli("import", "csv", str(FIXTURES / "broken.csv"), "--data-dir", str(tmp_path))
+    broken = glyphoxa("import", "csv", str(FIXTURES / "broken.csv"))
     assert broken.returncode == 2 and "broken.csv:3:2: type 'city' is not one of" in broken.stderr

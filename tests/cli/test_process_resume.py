@@ -11,11 +11,15 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from glyphoxa_mcp.config import DatabaseSettings
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, passages
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.cli.test_db_commands import run_cli
+
+pytestmark = pytest.mark.e2e
 
 LINES = 450
 TOPICS = ["the caravan", "Saltmere", "the ferry", "forty silver", "the salt caves", "the tide"]

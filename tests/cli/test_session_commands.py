@@ -4,13 +4,13 @@ import json
 from pathlib import Path
 
 from glyphoxa_mcp.campaign.sample import bundled
-from tests.cli.test_db_commands import run_cli
+from tests.cli.conftest import Cli
 from tests.providers.fake_openai import chat, serve
 
 
-def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
+def test_ingest_process_and_list_sessions(tmp_path: Path, glyphoxa: Cli) -> None:
     def cli(*args: str, expect: int = 0) -> str:
-        result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "salt")
+        result = glyphoxa(*args, "--campaign", "salt")
         assert result.returncode == expect, result.stderr
         return result.stdout if expect == 0 else result.stderr
 
@@ -51,7 +51,7 @@ def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
         ("s1", "2026-03-07T19:00:00Z"),
         ("s2", "2026-03-14T19:00:00Z"),
     ]
-    status = json.loads(run_cli("status", "--json", "--data-dir", str(tmp_path)).stdout)
+    status = json.loads(glyphoxa("status", "--json").stdout)
     assert status["campaigns"][0]["chunks"] == 6 and status["campaigns"][0]["entries"] == 10
 
     broken = tmp_path / "broken.jsonl"
@@ -62,9 +62,11 @@ def test_ingest_process_and_list_sessions(tmp_path: Path) -> None:
     assert "No session 'nope'" in cli("process", "nope", expect=2)
 
 
-def test_ending_a_session_summarises_it_and_records_the_episode(tmp_path: Path) -> None:
+def test_ending_a_session_summarises_it_and_records_the_episode(
+    tmp_path: Path, glyphoxa: Cli
+) -> None:
     def cli(*args: str) -> str:
-        result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "demo")
+        result = glyphoxa(*args, "--campaign", "demo")
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -92,7 +94,7 @@ def test_ending_a_session_summarises_it_and_records_the_episode(tmp_path: Path) 
 
 
 def test_with_a_base_url_session_end_uses_the_llm_and_no_llm_stays_offline(
-    tmp_path: Path,
+    tmp_path: Path, glyphoxa: Cli
 ) -> None:
     def answer(body: dict) -> str:
         system = body["messages"][0]["content"]
@@ -108,7 +110,7 @@ def test_with_a_base_url_session_end_uses_the_llm_and_no_llm_stays_offline(
         llm = {"GLYPHOXA_OPENAI_BASE_URL": fake.base_url, "GLYPHOXA_EMBEDDER": "local"}
 
         def cli(*args: str, env: dict[str, str]) -> dict:
-            result = run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "c", env=env)
+            result = glyphoxa(*args, "--campaign", "c", env=env)
             assert result.returncode == 0, result.stderr
             return json.loads(result.stdout) if "--json" in args else {}
 

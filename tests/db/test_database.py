@@ -10,6 +10,8 @@ from glyphoxa_mcp.db.database import Database, locate, redact_dsn
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.errors import DatabaseUnavailableError, InvalidInputError, MigrationError
 
+pytestmark = pytest.mark.e2e
+
 
 async def test_the_embedded_database_is_created_and_reused(tmp_path: Path) -> None:
     settings = DatabaseSettings.build(data_dir=tmp_path / "data")

@@ -20,7 +20,7 @@ from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewFact
 from glyphoxa_mcp.views.view import View
-from tests.cli.test_db_commands import run_cli
+from tests.cli.runner import run_in_process as run_cli
 from tests.server.conftest import call
 
 

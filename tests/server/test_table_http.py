@@ -39,6 +39,8 @@ from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntry, NewSession
 
+pytestmark = pytest.mark.e2e
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

@@ -87,6 +87,7 @@ def test_a_union_of_two_real_types_is_refused_not_mangled() -> None:
         flatten({"anyOf": [{"type": "string"}, {"type": "integer"}]})
 
 
+@pytest.mark.e2e
 def test_the_schemas_command_checks_and_writes(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -24,6 +24,8 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.server.semantic_fixtures import load_facts, load_sessions
 from tests.storage.graph_fixtures import build_village
 
+pytestmark = pytest.mark.e2e
+
 ALL_DOTTED = [
     "memory.search_sessions",
     "memory.query_entities",
