@@ -23,8 +23,7 @@ from glyphoxa_mcp.views.view import View
 class App:
     settings: Settings
     db: Database
-    # None only where nothing is embedded (tests of the graph alone): searches then say so.
-    embedder: Embedder | None
+    embedder: Embedder
     chat: ChatModel | None
     _memories: dict[str, CampaignMemory] = field(default_factory=dict)
 
@@ -44,7 +43,7 @@ class App:
     async def warm_up(self) -> None:
         """Load the offline embedding model now (seconds on a busy machine), not in the first
         search, which a tier's deadline would cancel. A remote embedder is not called."""
-        if self.embedder is not None and self.settings.embedding.resolved_provider == "local":
+        if self.settings.embedding.resolved_provider == "local":
             await self.embedder.embed(["warm up"])
 
 

@@ -21,6 +21,7 @@ from mcp.client import Client
 from mcp.client.sse import sse_client
 
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.mcp_text import text_of
 
 
 class MemoryBridge:
@@ -43,7 +44,7 @@ class MemoryBridge:
     async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The tool's answer as a JSON object: its structured result, or {"error": ...}."""
         result = await self.client.call_tool(name, dict(arguments))
-        text = "\n".join(getattr(block, "text", "") for block in result.content).strip()
+        text = text_of(result.content)
         if result.is_error:
             return {"error": text or f"{name} failed"}
         if result.structured_content is not None:

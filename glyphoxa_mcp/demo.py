@@ -12,6 +12,7 @@ from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.pipeline.transcripts import parse_jsonl
 from glyphoxa_mcp.providers.embeddings import Embedder
@@ -63,7 +64,7 @@ async def _call(client: Client, tool: str, say: Printer, **arguments: Any) -> di
     say(f"\n> {tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
     result = await client.call_tool(tool, arguments)
     if result.is_error:
-        say(f"  error: {result.content[0].text}")
+        say(f"  error: {text_of(result.content)}")
         return {}
     return result.structured_content or {}
 
@@ -109,5 +110,5 @@ async def tour(memory: CampaignMemory, embedder: Embedder, say: Printer) -> None
     say("\n== Hot context for Brannoch (glyphoxa://npc/brannoch/hot) ==")
     async with _client(memory, embedder, Tier.FAST, None) as client:
         hot = await client.read_resource("glyphoxa://npc/brannoch/hot")
-    context = json.loads(hot.contents[0].text)
+    context = json.loads(text_of(hot.contents))
     say(context["prompt"])

@@ -91,8 +91,8 @@ def _attributes(kind: EntityType, rng: random.Random) -> dict[str, object]:
         status = rng.choice(("active", "active", "open", "completed", "failed"))
         return {"status": status, "objective": f"settle the matter of the {topic}"}
     if kind is EntityType.LOCATION:
-        topic = words.TOPICS[rng.choice(words.TOPIC_NAMES)]
-        return {"description": f"known for its {rng.choice(topic)} and {rng.choice(topic)}"}
+        features = words.TOPICS[rng.choice(words.TOPIC_NAMES)]
+        return {"description": f"known for its {rng.choice(features)} and {rng.choice(features)}"}
     return {"description": f"tied to the {rng.choice(words.TOPIC_NAMES)}"}
 
 

@@ -22,6 +22,7 @@ from glyphoxa_mcp.bench.timing import Operation
 from glyphoxa_mcp.bench.workload import Workload
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import GlyphoxaError
+from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
@@ -122,7 +123,7 @@ def tool_operations(
         async def call(number: int) -> float | None:
             result = await client.call_tool(name, pick(number))
             if result.is_error:
-                raise BenchError(f"{name}({pick(number)}) failed: {result.content[0].text}")
+                raise BenchError(f"{name}({pick(number)}) failed: {text_of(result.content)}")
             return timer.take() if timer else None
 
         return Operation(named(name), call)

@@ -25,7 +25,8 @@ TEXT_SPREAD = 0.9
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
-    return rows / np.linalg.norm(rows, axis=-1, keepdims=True)
+    unit: np.ndarray = rows / np.linalg.norm(rows, axis=-1, keepdims=True)
+    return unit
 
 
 class TopicSpace:

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -58,7 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Long-term memory for voice NPCs, served over MCP from one PostgreSQL.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    # Each command's module takes the plain parser type; every parser made is a Parser.
+    commands = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(title="commands", metavar="COMMAND", required=True),
+    )
     db_commands.register(commands)
     serve_command.register(commands)
     schemas_command.register(commands)
@@ -95,7 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
     try:
-        return anyio.run(args.run, args)
+        code: int = anyio.run(args.run, args)
+        return code
     except (ConfigurationError, InvalidInputError, NotFoundError) as exc:
         print(f"glyphoxa-mcp: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 COUNTS = ("sessions", "entries", "entities", "relationships", "facts")
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = commands.add_parser(
         "bench",
         help="measure tool latency and ingestion throughput on a synthetic campaign",

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from glyphoxa_mcp.campaign.loader import LoadReport, load_campaign
+from glyphoxa_mcp.campaign.loader import Kind, LoadReport, load_campaign
 from glyphoxa_mcp.campaign.sample import sample_campaign
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit
@@ -17,7 +17,7 @@ from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.storage.campaigns import Campaigns
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     campaign = commands.add_parser("campaign", help="load campaign files")
     actions = campaign.add_subparsers(title="actions", metavar="ACTION", required=True)
     load = actions.add_parser(
@@ -114,11 +114,12 @@ def report_json(report: LoadReport) -> dict[str, object]:
 def print_report(report: LoadReport) -> None:
     verb = "would load" if report.dry_run else "loaded"
     parts = []
-    for kind, plural in (
+    kinds: tuple[tuple[Kind, str], ...] = (
         ("entity", "entities"),
         ("relationship", "relationships"),
         ("fact", "facts"),
-    ):
+    )
+    for kind, plural in kinds:
         created, updated = report.count(kind, "created"), report.count(kind, "updated")
         parts.append(f"{report.count(kind)} {plural} ({created} new, {updated} changed)")
     print(f"Campaign {report.campaign_id!r}: {verb} " + ", ".join(parts) + ".")

@@ -15,7 +15,7 @@ from glyphoxa_mcp.cli.options import (
 from glyphoxa_mcp.errors import ConfigurationError
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "claude-config",
         help="print a Claude Desktop mcpServers entry for this installation",

@@ -16,7 +16,7 @@ from glyphoxa_mcp.cli.options import add_database_options, env_option
 from glyphoxa_mcp.errors import InvalidInputError
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     correct = commands.add_parser(
         "correct",
         help="put misheard names back in JSON Lines of utterances (stdin or FILE)",

@@ -11,7 +11,7 @@ from glyphoxa_mcp.db.database import Database, locate, migrate_dsn
 from glyphoxa_mcp.storage.status import DatabaseStatus, database_status
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     migrate = commands.add_parser("migrate", help="apply pending schema migrations")
     add_database_options(migrate)
     migrate.set_defaults(run=run_migrate)

@@ -8,7 +8,7 @@ from glyphoxa_mcp.app import open_app
 from glyphoxa_mcp.cli.options import add_database_options, add_embedder_options, app_settings
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "demo",
         help="load a sample campaign and query it through a real MCP client",

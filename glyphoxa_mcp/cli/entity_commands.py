@@ -32,7 +32,7 @@ from glyphoxa_mcp.storage.vocabulary import EntityType, checked_relationship_typ
 TYPES = ", ".join(t.value for t in EntityType)
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     entity = commands.add_parser("entity", help="add, list, show, edit or remove entities")
     actions = entity.add_subparsers(title="actions", metavar="ACTION", required=True)
 

@@ -19,7 +19,7 @@ from glyphoxa_mcp.evaluation.locomo import parse_locomo
 from glyphoxa_mcp.evaluation.recall import KS
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     evaluate = commands.add_parser("eval", help="measure retrieval on a public benchmark")
     benchmarks = evaluate.add_subparsers(title="benchmarks", metavar="BENCHMARK", required=True)
     locomo = benchmarks.add_parser(

@@ -21,7 +21,7 @@ from glyphoxa_mcp.db.database import Database
 PARSERS = {"foundry": parse_foundry, "roll20": parse_roll20, "csv": parse_csv}
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "import",
         help="import entities from Foundry VTT, Roll20 or CSV (held for review unless --accept)",

@@ -21,7 +21,7 @@ from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.storage.models import Fact, NewFact, Provenance, Visibility, build
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fact = commands.add_parser("fact", help="add, list, retcon facts")
     facts = fact.add_subparsers(title="actions", metavar="ACTION", required=True)
     add = facts.add_parser("add", help='add a fact: SUBJECT "TEXT"')
@@ -269,7 +269,12 @@ async def _set_visibility(args: argparse.Namespace, secret: bool, known_by: list
     async with campaign_memory(args) as (_, memory):
         entities = await resolver(memory)
         kind, item = parse_item(args.item)
-        label = args.item
+        label: str = args.item
+        if kind == "import":
+            raise InvalidInputError(
+                f"{args.item}: an import waiting for review has no visibility yet; "
+                "`review confirm` it first."
+            )
         if kind == "entity":
             entity = entities.resolve(str(item))
             item, label = entity.id, entity.name

@@ -25,7 +25,7 @@ EMBEDDING_DIM_HELP = (
 
 
 def env_option(
-    parser: argparse.ArgumentParser, flag: str, *, env: str, help: str, **kwargs: Any
+    parser: argparse._ActionsContainer, flag: str, *, env: str, help: str, **kwargs: Any
 ) -> None:
     """An option that falls back to `env`, then to its default; --help names the variable."""
     default = kwargs.pop("default", None)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     schemas = commands.add_parser(
         "schemas",
         help="write each tier's tool definitions for MCP, OpenAI Realtime and Gemini Live",
@@ -28,8 +28,8 @@ async def run_schemas(args: argparse.Namespace) -> int:
         extra = (
             sorted(str(p) for p in out.rglob("*.json") if p not in files) if out.is_dir() else []
         )
-        for path in [*stale, *extra]:
-            print(f"out of date: {path}")
+        for name in [*stale, *extra]:
+            print(f"out of date: {name}")
         if stale or extra:
             print("Run `glyphoxa-mcp schemas` to regenerate.")
             return 1

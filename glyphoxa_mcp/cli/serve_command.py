@@ -65,7 +65,7 @@ def _listed(values: list[str] | None, env: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in os.environ.get(env, "").split(",") if v.strip())
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = commands.add_parser(
         "serve",
         help="serve the memory over MCP",

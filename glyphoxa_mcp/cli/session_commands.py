@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from glyphoxa_mcp.pipeline.extraction import ExtractionReport
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ingest = commands.add_parser(
         "ingest",
         help="store a transcript (JSON Lines, or 'Speaker: text' lines); again adds nothing",

@@ -21,7 +21,7 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 MAX_DAYS = 3650
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     token = commands.add_parser(
         "token",
         help="bearer tokens for `serve --transport http`",

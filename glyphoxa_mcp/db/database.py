@@ -98,13 +98,15 @@ class OneConnection:
         yield self._conn
 
     async def execute(self, *args: Any, **kwargs: Any) -> str:
-        return await self._conn.execute(*args, **kwargs)
+        status: str = await self._conn.execute(*args, **kwargs)
+        return status
 
     async def executemany(self, *args: Any, **kwargs: Any) -> None:
         await self._conn.executemany(*args, **kwargs)
 
     async def fetch(self, *args: Any, **kwargs: Any) -> list[asyncpg.Record]:
-        return await self._conn.fetch(*args, **kwargs)
+        rows: list[asyncpg.Record] = await self._conn.fetch(*args, **kwargs)
+        return rows
 
     async def fetchrow(self, *args: Any, **kwargs: Any) -> asyncpg.Record | None:
         return await self._conn.fetchrow(*args, **kwargs)

@@ -188,4 +188,4 @@ async def schema_version(conn: asyncpg.Connection) -> int:
     with driver_errors("read the schema version"):
         if await conn.fetchval("SELECT to_regclass('glyphoxa_migrations')") is None:
             return 0
-        return await conn.fetchval("SELECT coalesce(max(version), 0) FROM glyphoxa_migrations")
+        return int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM glyphoxa_migrations"))

@@ -34,6 +34,7 @@ from glyphoxa_mcp.evaluation.recall import (
     summarise,
     turns_in_order,
 )
+from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.embeddings import Embedder
@@ -133,7 +134,7 @@ async def ask(client: Client, question: str) -> SearchSessionsResult:
         ToolName.SEARCH_SESSIONS.value, {"query": question, "top_k": TOP_K}
     )
     if result.is_error:
-        text = result.content[0].text if result.content else "no message"
+        text = text_of(result.content) or "no message"
         raise GlyphoxaError(f"memory.search_sessions failed on {question!r}: {text}")
     return SearchSessionsResult.model_validate(result.structured_content)
 

@@ -61,7 +61,9 @@ class RecallRow(BaseModel):
 
 def summarise(scored: Sequence[ScoredQuestion], ks: Sequence[int] = KS) -> list[RecallRow]:
     """One row per category present, then the overall row (categories 1-4) and all of them."""
-    groups = [(f"{c} {name}", (c,)) for c, name in CATEGORIES.items()]
+    groups: list[tuple[str, tuple[int, ...]]] = [
+        (f"{c} {name}", (c,)) for c, name in CATEGORIES.items()
+    ]
     groups.append(("overall (1-4)", OVERALL_CATEGORIES))
     groups.append(("all (1-5)", tuple(CATEGORIES)))
     rows = []

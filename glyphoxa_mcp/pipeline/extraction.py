@@ -15,7 +15,7 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -107,18 +107,24 @@ def parsed(reply: object) -> Extraction:
     extraction = Extraction()
     if not isinstance(reply, dict):
         return extraction
-    for key, model, into in (
-        ("entities", ExtractedEntity, extraction.entities),
-        ("relationships", ExtractedRelationship, extraction.relationships),
-        ("facts", ExtractedFact, extraction.facts),
-    ):
-        items = reply.get(key, [])
-        for item in items if isinstance(items, list) else []:
-            try:
-                into.append(model.model_validate(item))  # type: ignore[attr-defined]
-            except ValidationError:
-                extraction.dropped += 1
+    extraction.entities = _valid(reply.get("entities"), ExtractedEntity, extraction)
+    extraction.relationships = _valid(reply.get("relationships"), ExtractedRelationship, extraction)
+    extraction.facts = _valid(reply.get("facts"), ExtractedFact, extraction)
     return extraction
+
+
+Item = TypeVar("Item", ExtractedEntity, ExtractedRelationship, ExtractedFact)
+
+
+def _valid(items: object, model: type[Item], extraction: Extraction) -> list[Item]:
+    """The items that are valid `model`s; the others are counted as dropped."""
+    valid = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            valid.append(model.model_validate(item))
+        except ValidationError:
+            extraction.dropped += 1
+    return valid
 
 
 class EntityLinker:

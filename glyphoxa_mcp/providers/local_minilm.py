@@ -35,7 +35,8 @@ def _erf(x: np.ndarray) -> np.ndarray:
     t = 1.0 / (1.0 + _ERF_P * x)
     a1, a2, a3, a4, a5 = _ERF_A
     poly = ((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t
-    return sign * (1.0 - poly * np.exp(-x * x))
+    erf: np.ndarray = sign * (1.0 - poly * np.exp(-x * x))
+    return erf
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
@@ -45,7 +46,8 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 def _layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
     mean = x.mean(-1, keepdims=True)
     variance = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(variance + eps) * gain + bias
+    normed: np.ndarray = (x - mean) / np.sqrt(variance + eps) * gain + bias
+    return normed
 
 
 def model_dir() -> Path:
@@ -56,6 +58,10 @@ def model_dir() -> Path:
             f"The offline embedding model is not installed. Run `{INSTALL_HINT}` (no torch "
             "needed), or configure an OpenAI-compatible embedder."
         ) from exc
+    if package.__file__ is None:
+        raise ConfigurationError(
+            f"The offline embedding model's package is incomplete. {INSTALL_HINT}"
+        )
     return Path(package.__file__).resolve().parent / "model"
 
 
@@ -148,7 +154,8 @@ class MiniLMEncoder:
                 self.eps,
             )
         pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
-        return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+        unit: np.ndarray = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+        return unit
 
 
 @functools.cache
@@ -168,4 +175,5 @@ class LocalMiniLMEmbedder:
         if not texts:
             return []
         vectors = await anyio.to_thread.run_sync(shared_encoder().encode, list(texts))
-        return vectors.tolist()
+        listed: list[list[float]] = vectors.tolist()
+        return listed

@@ -42,9 +42,13 @@ class OpenAIEmbedder:
         return vectors
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
-        extra = {"dimensions": self.dimension} if self._shorten else {}
         with provider_errors("embedding", self.model, "GLYPHOXA_EMBEDDING_MODEL"):
-            response = await self._client.embeddings.create(model=self.model, input=batch, **extra)
+            if self._shorten:
+                response = await self._client.embeddings.create(
+                    model=self.model, input=batch, dimensions=self.dimension
+                )
+            else:
+                response = await self._client.embeddings.create(model=self.model, input=batch)
         ordered = sorted(response.data, key=lambda item: item.index)
         if len(ordered) != len(batch):
             raise ProviderError(

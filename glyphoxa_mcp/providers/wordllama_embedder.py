@@ -51,7 +51,8 @@ class WordLlamaEmbedder:
         if not texts:
             return []
         vectors = await anyio.to_thread.run_sync(_embed, list(texts))
-        return vectors.tolist()
+        listed: list[list[float]] = vectors.tolist()
+        return listed
 
 
 def _embed(texts: list[str]) -> np.ndarray:
@@ -60,4 +61,5 @@ def _embed(texts: list[str]) -> np.ndarray:
     if not norms.all():
         blank = texts[int(np.flatnonzero(norms == 0)[0])]
         raise InvalidInputError(f"Cannot embed {blank[:40]!r}: it has no words.")
-    return vectors / norms
+    unit: np.ndarray = vectors / norms
+    return unit

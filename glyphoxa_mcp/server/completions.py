@@ -3,8 +3,16 @@ NPCs and sessions as the user types. Only what the server's viewer may see is of
 
 from __future__ import annotations
 
+from typing import Any
+
 from mcp.server.mcpserver import MCPServer
-from mcp.types import Completion, CompletionArgument, CompletionContext, ResourceTemplateReference
+from mcp.types import (
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    CompletionArgument,
+    ResourceTemplateReference,
+)
 
 from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
 from glyphoxa_mcp.storage.vocabulary import EntityType
@@ -13,6 +21,7 @@ from glyphoxa_mcp.views.view import View
 # The protocol's limit on the values of one completion.
 MAX_VALUES = 100
 TEMPLATES = (HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE)
+NOTHING = Completion(values=[], total=0, has_more=False)
 
 
 def starting_with(candidates: list[str], partial: str) -> Completion:
@@ -25,12 +34,12 @@ def starting_with(candidates: list[str], partial: str) -> Completion:
 
 
 def register_completions(server: MCPServer, view: View) -> None:
-    @server.completion()
-    async def complete(
-        ref: object, argument: CompletionArgument, _context: CompletionContext | None
-    ) -> Completion | None:
+    async def complete(ctx: Any, params: CompleteRequestParams) -> CompleteResult:
+        return CompleteResult(completion=await completion(params.ref, params.argument))
+
+    async def completion(ref: object, argument: CompletionArgument) -> Completion:
         if not isinstance(ref, ResourceTemplateReference) or ref.uri not in TEMPLATES:
-            return None
+            return NOTHING
         if argument.name == "npc_id":
             if view.npc_id is not None:
                 return starting_with([view.npc_id], argument.value)
@@ -40,4 +49,9 @@ def register_completions(server: MCPServer, view: View) -> None:
             sessions = await view.memory.sessions.list()
             # The latest first: the one being played is the likeliest.
             return starting_with([s.id for s in reversed(sessions)], argument.value)
-        return None
+        return NOTHING
+
+    # MCPServer's completion decorator is untyped; its low-level registry is public.
+    server._lowlevel_server.add_request_handler(
+        "completion/complete", CompleteRequestParams, complete
+    )

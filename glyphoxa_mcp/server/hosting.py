@@ -44,7 +44,7 @@ ViewerOf = Callable[[dict[str, Any]], tuple[Viewer, Tier]]
 
 
 def _route_path(scope: Scope) -> str:
-    path, root = scope["path"], scope.get("root_path", "")
+    path, root = str(scope["path"]), str(scope.get("root_path", ""))
     return path[len(root) :] if root and path.startswith(root) else path
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
 
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.tiers import TierPolicy
@@ -65,7 +66,7 @@ class TierGate:
         return tool_error(message)
 
     def _listed(self, result: HandlerResult) -> HandlerResult:
-        listing = result.model_dump(by_alias=True) if hasattr(result, "model_dump") else result
+        listing = result.model_dump(by_alias=True) if isinstance(result, BaseModel) else result
         if not isinstance(listing, dict):
             return result
         shown = []

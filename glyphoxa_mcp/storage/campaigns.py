@@ -80,6 +80,7 @@ class Campaigns:
                 if row is not None:
                     return Campaign(**dict(row))
             row = await self._pool.fetchrow(UPSERT_CAMPAIGN, campaign.id, campaign.name)
+        assert row is not None, "an upsert returns its row"
         return Campaign(**dict(row))
 
     async def get(self, campaign_id: str) -> Campaign:
@@ -100,6 +101,7 @@ class Campaigns:
             row = await self._pool.fetchrow(SET_REVIEW_THRESHOLD, campaign_id, threshold)
         if row is None:
             await self.get(campaign_id)  # says which campaign is missing, and how to find one
+            raise AssertionError("unreachable: get raises for a missing campaign")
         return Campaign(**dict(row))
 
     async def list(self) -> list[Campaign]:

@@ -281,7 +281,7 @@ class KnowledgeGraph:
         """Delete an entity with its relationships and facts; False when there was none."""
         with driver_errors(f"delete entity {entity_id!r}"):
             async with self._pool.acquire() as conn, conn.transaction():
-                status = await conn.execute(DELETE_ENTITY, self.campaign_id, entity_id)
+                status: str = await conn.execute(DELETE_ENTITY, self.campaign_id, entity_id)
                 for statement in FORGET_KNOWER:
                     await conn.execute(statement, self.campaign_id, entity_id)
         return status.endswith(" 1")

@@ -45,8 +45,10 @@ class PendingEntities:
 
     async def propose(self, source: Source, source_ref: str, entity: NewEntity) -> int:
         with driver_errors(f"hold {entity.name!r} for review"):
-            return await self._pool.fetchval(
-                UPSERT, self.campaign_id, source, source_ref, entity.model_dump(mode="json")
+            return int(
+                await self._pool.fetchval(
+                    UPSERT, self.campaign_id, source, source_ref, entity.model_dump(mode="json")
+                )
             )
 
     async def list(self) -> list[PendingEntity]:

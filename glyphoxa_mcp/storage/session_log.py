@@ -218,7 +218,8 @@ class SessionLog:
     async def latest_session_id(self) -> str | None:
         """The session with the most recent utterance: the one being played."""
         with driver_errors("find the current session"):
-            return await self._pool.fetchval(SELECT_LATEST_SESSION, self.campaign_id)
+            latest: str | None = await self._pool.fetchval(SELECT_LATEST_SESSION, self.campaign_id)
+            return latest
 
     async def speaker_ids(self, speaker: str) -> list[str]:
         """The ids of speakers known by this id or (case-insensitively) this name."""

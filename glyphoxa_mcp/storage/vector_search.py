@@ -61,7 +61,7 @@ async def nearest_rows(
     ef_search = min(max(MIN_EF_SEARCH, 2 * k), MAX_EF_SEARCH)
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-        rows = await conn.fetch(approximate, *args)
+        rows: list[asyncpg.Record] = await conn.fetch(approximate, *args)
         wider = wider_search(len(rows), k, ef_search, filtered=filtered)
         if wider is not None:
             await conn.execute(f"SET LOCAL hnsw.ef_search = {wider}")

@@ -48,7 +48,7 @@ class VersionedCache:
 
     async def version(self) -> int:
         with driver_errors("read the campaign's version"):
-            return await self._pool.fetchval(self._version_query, self.campaign_id)
+            return int(await self._pool.fetchval(self._version_query, self.campaign_id))
 
     async def get(self, key: Hashable, compute: Callable[[], Awaitable[T]]) -> T:
         """The value under `key`, computed by `compute` if the data changed since, or it
@@ -59,7 +59,8 @@ class VersionedCache:
             self._version = version
         if key in self._values:
             self._values.move_to_end(key)
-            return self._values[key]
+            kept: T = self._values[key]
+            return kept
         # Shielded: a caller cancelled at its deadline must not throw the work away, or after
         # each change every call with a short deadline would start over and be cancelled again.
         with anyio.CancelScope(shield=True):

@@ -87,7 +87,8 @@ class EntityQuery:
         self, scope: Scope, name: str | None, entity_type: EntityType | None
     ) -> list[tuple[Entity, str, Neighbour | None]]:
         if name is None:
-            return [(e, "type", None) for e in scope.by_type.get(entity_type, ())]
+            typed = scope.by_type.get(entity_type, ()) if entity_type is not None else ()
+            return [(e, "type", None) for e in typed]
         matches = scope.names.match(
             name, limit=50, accept=lambda e: entity_type is None or e.type == entity_type
         )

@@ -116,7 +116,7 @@ class FactSearch:
         )
         by_id = {r.id: r for r in relationships}
         redactor = self.scope.redactor
-        hits = []
+        hits: list[FactHit] = []
         for (kind, item_id), score, found_by in fused:
             if len(hits) == wanted:
                 break

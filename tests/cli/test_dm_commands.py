@@ -94,6 +94,7 @@ def test_a_dm_builds_reviews_and_corrects_the_graph(dm: Runner) -> None:
         (("review", "confirm", "rel:999"), "No relationship 999"),
         (("secret", "mark", "fact:x"), "the id after fact: is a number"),
         (("entity", "remove", "Grimjaw"), "needs --yes"),
+        (("secret", "mark", "import:3"), "`review confirm` it first"),
     ],
 )
 def test_bad_input_names_the_problem(dm: Runner, args: tuple[str, ...], message: str) -> None:

@@ -30,6 +30,7 @@ from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.cli import main
 from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.providers.embeddings import offline_embedder
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
 from glyphoxa_mcp.server.hosting import build_http_app
 from glyphoxa_mcp.server.http_guard import HostRules
@@ -105,7 +106,7 @@ async def serving(
     """The HTTP app on a free loopback port, in this process; its base URL."""
     policies = {tier: tier_policy(tier) for tier in Tier}
     registry = EndpointRegistry(
-        App(Settings(), db, embedder=None, chat=None),
+        App(Settings(), db, offline_embedder(db.embedding_dim), chat=None),
         EndpointSettings(policies),
         serves=(lambda v: v == single) if single else lambda _v: True,
     )
@@ -132,6 +133,12 @@ async def serving(
         server.should_exit = True
         with anyio.fail_after(20):
             await running
+
+
+@pytest.fixture
+def db(db256: Database) -> Database:
+    """Servers here embed with the default offline model, as `serve` does."""
+    return db256
 
 
 @pytest.fixture
