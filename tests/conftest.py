@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,12 +28,21 @@ from glyphoxa_mcp.db.database import Database, DatabaseLocation, init_connection
 from glyphoxa_mcp.db.embedded import database_dsn, start_embedded_server
 from glyphoxa_mcp.db.migrations import migrate
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.server.tiers import Tier, TierPolicy, tier_policy
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewSession
 
 # Small vectors keep geometric expectations in tests readable.
 TEST_EMBEDDING_DIM = 4
+# Deadlines are tested in tests/server/test_tier_gate.py; elsewhere a busy test machine must
+# not turn a slow call into a failure.
+UNHURRIED_MS = 60_000
+
+
+def unhurried(tier: Tier) -> TierPolicy:
+    """The tier's limits with a deadline no test call reaches."""
+    return tier_policy(tier, UNHURRIED_MS)
 
 
 @dataclass(frozen=True)
@@ -244,3 +253,46 @@ def db_dsn(db: Database) -> str:
 def offline_embedder() -> LocalMiniLMEmbedder:
     """The offline model, loaded once per test run."""
     return LocalMiniLMEmbedder()
+
+
+SeedRecipe = Callable[[CampaignMemory], Awaitable[None]]
+
+
+def seeded_database(
+    server: PostgresForTests, template: str, dimension: int, seed: SeedRecipe
+) -> str:
+    """A clone of `template` with campaign 'ashfall' and session 's1', seeded by `seed` once
+    for the whole run; its DSN. Tests read it through `read_only` and never write to it."""
+    name = f"glyphoxa_seeded_{uuid.uuid4().hex[:8]}"
+
+    async def build() -> None:
+        await _create_database(server.admin_dsn, name, template=template)
+        pool = await asyncpg.create_pool(
+            server.dsn(name), init=init_connection, min_size=1, max_size=2
+        )
+        try:
+            database = Database(pool, DatabaseLocation(server.dsn(name), name), dimension)
+            await seed(await _campaign(database, "ashfall", "Ashfall", "The Red Kettle"))
+        finally:
+            await pool.close()
+
+    asyncio.run(build())
+    return server.dsn(name)
+
+
+@contextlib.asynccontextmanager
+async def read_only(dsn: str, dimension: int) -> AsyncIterator[CampaignMemory]:
+    """Campaign 'ashfall' of a seeded database, on connections that refuse every write, so a
+    test that would change what the others read fails instead."""
+    pool = await asyncpg.create_pool(
+        dsn,
+        min_size=1,
+        max_size=4,
+        init=init_connection,
+        reset=keep_session,
+        server_settings={"default_transaction_read_only": "on"},
+    )
+    try:
+        yield CampaignMemory(Database(pool, DatabaseLocation(dsn, "seeded"), dimension), "ashfall")
+    finally:
+        await pool.close()

@@ -11,9 +11,10 @@ from glyphoxa_mcp.bridge import MemoryBridge
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
+from tests.conftest import unhurried
 from tests.storage.graph_fixtures import build_village
 
 
@@ -25,7 +26,7 @@ async def village(memory: CampaignMemory) -> CampaignMemory:
 
 @contextlib.asynccontextmanager
 async def bridge_to(memory: CampaignMemory) -> AsyncIterator[MemoryBridge]:
-    state = ServerState(View(memory), tier_policy(Tier.FAST))
+    state = ServerState(View(memory), unhurried(Tier.FAST))
     async with Client(build_server(state), mode="legacy") as client:
         yield MemoryBridge(client)
 

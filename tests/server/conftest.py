@@ -10,10 +10,19 @@ from mcp.client import Client
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
+from tests.conftest import (
+    TEST_EMBEDDING_DIM,
+    PostgresForTests,
+    read_only,
+    seeded_database,
+    unhurried,
+)
+from tests.server.semantic_fixtures import load_facts, load_sessions
+from tests.storage.graph_fixtures import build_village
 
 Connect = Callable[..., contextlib.AbstractAsyncContextManager[Client]]
 
@@ -41,7 +50,7 @@ def opener(
         tier: Tier = Tier.STANDARD,
         style: NameStyle = NameStyle.DOTTED,
     ) -> AsyncIterator[Client]:
-        state = ServerState(View(memory, npc_id, embedder), tier_policy(tier))
+        state = ServerState(View(memory, npc_id, embedder), unhurried(tier))
         async with Client(build_server(state, style), mode=protocol) as client:
             yield client
 
@@ -75,3 +84,38 @@ def connect_semantic(
 ) -> Connect:
     """Like `connect`, over a campaign whose vectors come from the offline model."""
     return opener(semantic_memory, protocol, offline_embedder)
+
+
+@pytest.fixture(scope="session")
+def village_dsn(test_server: PostgresForTests) -> str:
+    """The village (tests/storage/graph_fixtures.py), seeded once for the run."""
+    return seeded_database(test_server, test_server.template, TEST_EMBEDDING_DIM, build_village)
+
+
+@pytest.fixture
+async def connect_village(village_dsn: str, protocol: str) -> AsyncIterator[Connect]:
+    """Like `connect`, over the shared village, read only."""
+    async with read_only(village_dsn, TEST_EMBEDDING_DIM) as memory:
+        yield opener(memory, protocol)
+
+
+@pytest.fixture(scope="session")
+def spoken_village_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedder) -> str:
+    """The village, its two sessions and its facts, embedded with the offline model, seeded
+    once."""
+
+    async def seed(memory: CampaignMemory) -> None:
+        await build_village(memory)
+        await load_sessions(memory, offline_embedder)
+        await load_facts(memory, offline_embedder)
+
+    return seeded_database(test_server, test_server.template_384, 384, seed)
+
+
+@pytest.fixture
+async def connect_spoken_village(
+    spoken_village_dsn: str, protocol: str, offline_embedder: LocalMiniLMEmbedder
+) -> AsyncIterator[Connect]:
+    """Like `connect_semantic`, over the shared village and its sessions, read only."""
+    async with read_only(spoken_village_dsn, 384) as memory:
+        yield opener(memory, protocol, offline_embedder)

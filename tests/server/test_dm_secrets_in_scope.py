@@ -16,17 +16,18 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewFact
 from glyphoxa_mcp.views.view import View
 from tests.cli.runner import run_in_process as run_cli
+from tests.conftest import unhurried
 from tests.server.conftest import call
 
 
 @contextlib.asynccontextmanager
 async def as_npc(db: Database, npc: str, embedder: LocalMiniLMEmbedder) -> AsyncIterator[Client]:
-    state = ServerState(View(CampaignMemory(db, "demo"), npc, embedder), tier_policy(Tier.DEEP))
+    state = ServerState(View(CampaignMemory(db, "demo"), npc, embedder), unhurried(Tier.DEEP))
     async with Client(build_server(state)) as client:
         yield client
 

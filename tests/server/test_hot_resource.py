@@ -14,11 +14,12 @@ from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship, Visibility
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
+from tests.conftest import unhurried
 from tests.server.semantic_fixtures import load_sessions
 from tests.storage.graph_fixtures import build_village
 
@@ -54,7 +55,7 @@ def open_server(semantic_memory: CampaignMemory, protocol: str):
     async def opened(
         npc_id: str | None = None, budgets: HotBudgets | None = None
     ) -> AsyncIterator[Client]:
-        state = ServerState(View(semantic_memory, npc_id), tier_policy(Tier.STANDARD))
+        state = ServerState(View(semantic_memory, npc_id), unhurried(Tier.STANDARD))
         async with Client(build_server(state, budgets=budgets), mode=protocol) as client:
             yield client
 

@@ -6,15 +6,23 @@ from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Provenance
 from glyphoxa_mcp.storage.vocabulary import EntityType
-from tests.server.conftest import Connect, call, call_error
+from tests.server.conftest import Connect, call, call_error, opener
 from tests.storage.graph_fixtures import build_village
 
 TOOL = "memory.query_entities"
 
 
-@pytest.fixture(autouse=True)
-async def village(memory: CampaignMemory) -> None:
+@pytest.fixture
+def connect(connect_village: Connect) -> Connect:
+    """The shared village, read only: most tests here only ask."""
+    return connect_village
+
+
+@pytest.fixture
+async def own_village(memory: CampaignMemory, protocol: str) -> Connect:
+    """A village of the test's own, for the tests that add to it."""
     await build_village(memory)
+    return opener(memory, protocol)
 
 
 async def test_a_misspelled_name_finds_the_entity_with_its_relationships(connect: Connect) -> None:
@@ -84,8 +92,9 @@ async def test_an_npc_sees_its_own_secrets_marked(connect: Connect) -> None:
 
 
 async def test_dm_confirmed_low_confidence_is_not_a_rumour(
-    connect: Connect, memory: CampaignMemory
+    own_village: Connect, memory: CampaignMemory
 ) -> None:
+    connect = own_village
     await memory.graph.upsert_entity(NewEntity(type=EntityType.LOCATION, name="Old Mill"))
     await memory.graph.upsert_relationship(
         NewRelationship(
@@ -132,8 +141,9 @@ async def test_unknown_names_return_nothing_with_a_note(connect: Connect) -> Non
 
 
 async def test_relationships_are_shared_out_over_the_entities_returned(
-    memory: CampaignMemory, connect: Connect
+    memory: CampaignMemory, own_village: Connect
 ) -> None:
+    connect = own_village
     # A market with 30 stalls: asked alone it lists 25; among 12 places, 5 each.
     await memory.graph.upsert_entity(NewEntity(type=EntityType.LOCATION, name="Grand Market"))
     for stall in range(30):

@@ -19,11 +19,12 @@ from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewFact, NewRelationship, Visibility
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
+from tests.conftest import unhurried
 from tests.server.conftest import call
 from tests.storage.graph_fixtures import build_village
 
@@ -92,7 +93,7 @@ async def world(semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEm
 async def as_grimjaw(
     memory: CampaignMemory, embedder: LocalMiniLMEmbedder
 ) -> AsyncIterator[Client]:
-    state = ServerState(View(memory, "grimjaw", embedder), tier_policy(Tier.DEEP))
+    state = ServerState(View(memory, "grimjaw", embedder), unhurried(Tier.DEEP))
     async with Client(build_server(state), mode="legacy") as client:
         yield client
 

@@ -15,10 +15,11 @@ from glyphoxa_mcp.db.change_feed import Change, listening
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntry, NewFact
 from glyphoxa_mcp.views.view import View
+from tests.conftest import unhurried
 from tests.storage.graph_fixtures import build_village
 
 HOT = "glyphoxa://npc/grimjaw/hot"
@@ -41,7 +42,7 @@ async def village(memory: CampaignMemory) -> CampaignMemory:
 
 def make_server(memory: CampaignMemory) -> tuple[Any, HotSubscriptions]:
     subscriptions = HotSubscriptions(memory)
-    state = ServerState(View(memory), tier_policy(Tier.STANDARD))
+    state = ServerState(View(memory), unhurried(Tier.STANDARD))
     return build_server(state, subscriptions=subscriptions), subscriptions
 
 

@@ -34,11 +34,12 @@ from glyphoxa_mcp.providers.embeddings import offline_embedder
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
 from glyphoxa_mcp.server.hosting import build_http_app
 from glyphoxa_mcp.server.http_guard import HostRules
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.server.token_gate import RECHECK_S, TokenGate
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntry, NewSession
+from tests.conftest import unhurried
 
 pytestmark = pytest.mark.e2e
 
@@ -104,7 +105,7 @@ async def serving(
     db: Database, *, auth: bool = True, single: Viewer | None = None
 ) -> AsyncIterator[str]:
     """The HTTP app on a free loopback port, in this process; its base URL."""
-    policies = {tier: tier_policy(tier) for tier in Tier}
+    policies = {tier: unhurried(tier) for tier in Tier}
     registry = EndpointRegistry(
         App(Settings(), db, offline_embedder(db.embedding_dim), chat=None),
         EndpointSettings(policies),

@@ -50,6 +50,8 @@ async def served_env(
             "GLYPHOXA_CAMPAIGN": "ashfall",
             # Loopback only; tokens are tested in test_table_http.py.
             "GLYPHOXA_AUTH": "none",
+            # Deadlines are tested in test_tier_gate.py: a busy machine must not fail these.
+            **{f"GLYPHOXA_{tier}_DEADLINE_MS": "60000" for tier in ("FAST", "STANDARD", "DEEP")},
         }
     )
     return env
