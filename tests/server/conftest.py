@@ -99,15 +99,19 @@ async def connect_village(village_dsn: str, protocol: str) -> AsyncIterator[Conn
         yield opener(memory, protocol)
 
 
+async def seed_spoken_village(memory: CampaignMemory, embedder: LocalMiniLMEmbedder) -> None:
+    """The village, its two sessions and its facts, embedded with the offline model."""
+    await build_village(memory)
+    await load_sessions(memory, embedder)
+    await load_facts(memory, embedder)
+
+
 @pytest.fixture(scope="session")
 def spoken_village_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedder) -> str:
-    """The village, its two sessions and its facts, embedded with the offline model, seeded
-    once."""
+    """The spoken village, seeded once for the run."""
 
     async def seed(memory: CampaignMemory) -> None:
-        await build_village(memory)
-        await load_sessions(memory, offline_embedder)
-        await load_facts(memory, offline_embedder)
+        await seed_spoken_village(memory, offline_embedder)
 
     return seeded_database(test_server, test_server.template_384, 384, seed)
 
@@ -119,3 +123,12 @@ async def connect_spoken_village(
     """Like `connect_semantic`, over the shared village and its sessions, read only."""
     async with read_only(spoken_village_dsn, 384) as memory:
         yield opener(memory, protocol, offline_embedder)
+
+
+@pytest.fixture
+async def connect_own_spoken_village(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder, protocol: str
+) -> Connect:
+    """The spoken village in a database of the test's own, for a test that adds to it."""
+    await seed_spoken_village(semantic_memory, offline_embedder)
+    return opener(semantic_memory, protocol, offline_embedder)

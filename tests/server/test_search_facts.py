@@ -2,13 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewRelationship
 from glyphoxa_mcp.storage.vocabulary import EntityType
-from tests.server.conftest import Connect, call, call_error, opener
-from tests.server.semantic_fixtures import load_facts
-from tests.storage.graph_fixtures import build_village
+from tests.server.conftest import Connect, call, call_error
 
 TOOL = "memory.search_facts"
 
@@ -17,16 +14,6 @@ TOOL = "memory.search_facts"
 def connect_semantic(connect_spoken_village: Connect) -> Connect:
     """The shared village with its facts, read only: most tests here only search."""
     return connect_spoken_village
-
-
-@pytest.fixture
-async def own_campaign(
-    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder, protocol: str
-) -> Connect:
-    """The village and its facts in a database of the test's own, for a test that adds."""
-    await build_village(semantic_memory)
-    await load_facts(semantic_memory, offline_embedder)
-    return opener(semantic_memory, protocol, offline_embedder)
 
 
 async def test_facts_are_found_by_meaning_with_provenance_and_time(
@@ -57,9 +44,9 @@ async def test_relationships_come_as_sentences(connect_semantic: Connect) -> Non
 
 
 async def test_a_hubs_best_relationships_are_found_among_many(
-    own_campaign: Connect, semantic_memory: CampaignMemory
+    connect_own_spoken_village: Connect, semantic_memory: CampaignMemory
 ) -> None:
-    connect_semantic = own_campaign
+    connect_semantic = connect_own_spoken_village
     graph = semantic_memory.graph
     for number in range(40):
         await graph.upsert_entity(NewEntity(type=EntityType.NPC, name=f"Patron {number}"))

@@ -9,9 +9,7 @@ from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntry, NewSession
-from tests.server.conftest import Connect, call, call_error, opener
-from tests.server.semantic_fixtures import load_sessions
-from tests.storage.graph_fixtures import build_village
+from tests.server.conftest import Connect, call, call_error
 
 TOOL = "memory.search_sessions"
 
@@ -20,16 +18,6 @@ TOOL = "memory.search_sessions"
 def connect_semantic(connect_spoken_village: Connect) -> Connect:
     """The shared village and its sessions, read only: most tests here only search."""
     return connect_spoken_village
-
-
-@pytest.fixture
-async def own_campaign(
-    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder, protocol: str
-) -> Connect:
-    """The village and its sessions in a database of the test's own, for a test that adds."""
-    await build_village(semantic_memory)
-    await load_sessions(semantic_memory, offline_embedder)
-    return opener(semantic_memory, protocol, offline_embedder)
 
 
 async def test_meaning_finds_a_paraphrase(connect_semantic: Connect) -> None:
@@ -61,11 +49,11 @@ async def test_an_entry_inside_a_returned_passage_is_not_repeated(
 
 
 async def test_overlapping_passages_give_only_lines_not_given_before(
-    own_campaign: Connect,
+    connect_own_spoken_village: Connect,
     semantic_memory: CampaignMemory,
     offline_embedder: LocalMiniLMEmbedder,
 ) -> None:
-    connect_semantic = own_campaign
+    connect_semantic = connect_own_spoken_village
     start = datetime(2026, 3, 15, 19, 0, tzinfo=UTC)
     lines = [
         "The lighthouse keeper lost his lamp.",
