@@ -30,6 +30,10 @@ class VersionedCache:
     Each lookup reads it first (one primary-key row) and drops whatever was computed at
     another value. A value is tagged with the counter read before computing it, so it can only be
     newer than its tag, never older: a change is seen by the first lookup after its commit.
+
+    Single flight: callers asking for the same key at the same version while it is being
+    computed wait for that computation instead of starting their own (after a DM's edit,
+    every NPC's next call would otherwise rebuild the same scope at once).
     """
 
     def __init__(
@@ -45,6 +49,7 @@ class VersionedCache:
         self.capacity = capacity
         self._version: int | None = None
         self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._computing: dict[tuple[int, Hashable], _Flight] = {}
 
     async def version(self) -> int:
         with driver_errors("read the campaign's version"):
@@ -61,10 +66,24 @@ class VersionedCache:
             self._values.move_to_end(key)
             kept: T = self._values[key]
             return kept
-        # Shielded: a caller cancelled at its deadline must not throw the work away, or after
-        # each change every call with a short deadline would start over and be cancelled again.
-        with anyio.CancelScope(shield=True):
-            value = await compute()
+        flight = self._computing.get((version, key))
+        if flight is not None:
+            shared: T = await flight.result()
+            return shared
+        flight = self._computing[(version, key)] = _Flight()
+        try:
+            # Shielded: a caller cancelled at its deadline must not throw the work away, or
+            # after each change every call with a short deadline would start over and be
+            # cancelled again.
+            with anyio.CancelScope(shield=True):
+                try:
+                    value = await compute()
+                except BaseException as exc:
+                    flight.fail(exc)
+                    raise
+            flight.succeed(value)
+        finally:
+            del self._computing[(version, key)]
         # A lookup that saw a newer version meanwhile has dropped everything; this value may be
         # older than that version, so it is used once and not kept.
         if self._version == version:
@@ -72,3 +91,26 @@ class VersionedCache:
             while len(self._values) > self.capacity:
                 self._values.popitem(last=False)
         return value
+
+
+class _Flight:
+    """One computation in progress, and how its waiters learn the outcome."""
+
+    def __init__(self) -> None:
+        self._done = anyio.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def succeed(self, value: Any) -> None:
+        self._value = value
+        self._done.set()
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        self._done.set()
+
+    async def result(self) -> Any:
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value

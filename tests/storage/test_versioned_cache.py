@@ -112,3 +112,50 @@ async def test_every_change_to_what_an_npc_knows_moves_the_knowledge_version(
     await graph.upsert_entity(NewEntity(id="mira", type=EntityType.NPC, name="Mira Vell"))
     versions.append(await knowledge.version())
     assert versions == sorted(set(versions)) and len(versions) == 8
+
+
+async def test_callers_at_once_share_one_computation(memory: CampaignMemory) -> None:
+    import anyio
+
+    started, release = anyio.Event(), anyio.Event()
+    calls: list[int] = []
+
+    async def slow() -> int:
+        calls.append(1)
+        started.set()
+        await release.wait()
+        return 42
+
+    results: list[int] = []
+
+    async def ask() -> None:
+        results.append(await memory.entity_cache.get("shared", slow))
+
+    async with anyio.create_task_group() as tasks:
+        for _ in range(5):
+            tasks.start_soon(ask)
+        await started.wait()
+        await anyio.sleep(0.05)  # the other four are waiting on the first by now
+        release.set()
+    assert results == [42] * 5 and calls == [1]
+
+
+async def test_a_failed_computation_fails_its_waiters_and_is_not_kept(
+    memory: CampaignMemory,
+) -> None:
+    import anyio
+    import pytest
+
+    async def broken() -> int:
+        await anyio.sleep(0.02)
+        raise ValueError("no")
+
+    async def ask() -> None:
+        with pytest.raises(ValueError, match="no"):
+            await memory.entity_cache.get("broken", broken)
+
+    async with anyio.create_task_group() as tasks:
+        for _ in range(3):
+            tasks.start_soon(ask)
+    calls, compute = counter()
+    assert await memory.entity_cache.get("broken", compute) == 1 and calls == [0]
