@@ -32,6 +32,8 @@ from glyphoxa_mcp.server.tiers import Tier, TierPolicy, tier_policy
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewSession
+from tests.server.semantic_fixtures import load_facts, load_sessions
+from tests.storage.graph_fixtures import build_village
 
 # Small vectors keep geometric expectations in tests readable.
 TEST_EMBEDDING_DIM = 4
@@ -296,3 +298,26 @@ async def read_only(dsn: str, dimension: int) -> AsyncIterator[CampaignMemory]:
         yield CampaignMemory(Database(pool, DatabaseLocation(dsn, "seeded"), dimension), "ashfall")
     finally:
         await pool.close()
+
+
+@pytest.fixture(scope="session")
+def village_dsn(test_server: PostgresForTests) -> str:
+    """The village (tests/storage/graph_fixtures.py), seeded once for the run."""
+    return seeded_database(test_server, test_server.template, TEST_EMBEDDING_DIM, build_village)
+
+
+async def seed_spoken_village(memory: CampaignMemory, embedder: LocalMiniLMEmbedder) -> None:
+    """The village, its two sessions and its facts, embedded with the offline model."""
+    await build_village(memory)
+    await load_sessions(memory, embedder)
+    await load_facts(memory, embedder)
+
+
+@pytest.fixture(scope="session")
+def spoken_village_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedder) -> str:
+    """The spoken village, seeded once for the run."""
+
+    async def seed(memory: CampaignMemory) -> None:
+        await seed_spoken_village(memory, offline_embedder)
+
+    return seeded_database(test_server, test_server.template_384, 384, seed)

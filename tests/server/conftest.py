@@ -14,15 +14,7 @@ from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
-from tests.conftest import (
-    TEST_EMBEDDING_DIM,
-    PostgresForTests,
-    read_only,
-    seeded_database,
-    unhurried,
-)
-from tests.server.semantic_fixtures import load_facts, load_sessions
-from tests.storage.graph_fixtures import build_village
+from tests.conftest import TEST_EMBEDDING_DIM, read_only, seed_spoken_village, unhurried
 
 Connect = Callable[..., contextlib.AbstractAsyncContextManager[Client]]
 
@@ -86,34 +78,11 @@ def connect_semantic(
     return opener(semantic_memory, protocol, offline_embedder)
 
 
-@pytest.fixture(scope="session")
-def village_dsn(test_server: PostgresForTests) -> str:
-    """The village (tests/storage/graph_fixtures.py), seeded once for the run."""
-    return seeded_database(test_server, test_server.template, TEST_EMBEDDING_DIM, build_village)
-
-
 @pytest.fixture
 async def connect_village(village_dsn: str, protocol: str) -> AsyncIterator[Connect]:
     """Like `connect`, over the shared village, read only."""
     async with read_only(village_dsn, TEST_EMBEDDING_DIM) as memory:
         yield opener(memory, protocol)
-
-
-async def seed_spoken_village(memory: CampaignMemory, embedder: LocalMiniLMEmbedder) -> None:
-    """The village, its two sessions and its facts, embedded with the offline model."""
-    await build_village(memory)
-    await load_sessions(memory, embedder)
-    await load_facts(memory, embedder)
-
-
-@pytest.fixture(scope="session")
-def spoken_village_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedder) -> str:
-    """The spoken village, seeded once for the run."""
-
-    async def seed(memory: CampaignMemory) -> None:
-        await seed_spoken_village(memory, offline_embedder)
-
-    return seeded_database(test_server, test_server.template_384, 384, seed)
 
 
 @pytest.fixture
