@@ -19,18 +19,18 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship, Visibility
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
-from tests.conftest import unhurried
+from tests.conftest import PostgresForTests, read_only, seeded_database, unhurried
 from tests.server.semantic_fixtures import load_sessions
 from tests.storage.graph_fixtures import build_village
 
 Opener = Callable[..., contextlib.AbstractAsyncContextManager[Client]]
 
 
-@pytest.fixture(autouse=True)
-async def campaign(semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder) -> None:
-    await build_village(semantic_memory)
-    await load_sessions(semantic_memory, offline_embedder)
-    graph = semantic_memory.graph
+async def seed_scene(memory: CampaignMemory, embedder: LocalMiniLMEmbedder) -> None:
+    """The village and its sessions, with Mira at the Red Kettle and quests to give."""
+    await build_village(memory)
+    await load_sessions(memory, embedder)
+    graph = memory.graph
     await graph.upsert_relationship(
         NewRelationship(source_id="mira", target_id="red-kettle", rel_type="LOCATED_AT")
     )
@@ -49,8 +49,41 @@ async def campaign(semantic_memory: CampaignMemory, offline_embedder: LocalMiniL
     )
 
 
+@pytest.fixture(scope="session")
+def scene_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedder) -> str:
+    async def seed(memory: CampaignMemory) -> None:
+        await seed_scene(memory, offline_embedder)
+
+    return seeded_database(test_server, test_server.template_384, 384, seed)
+
+
 @pytest.fixture
-def open_server(semantic_memory: CampaignMemory, protocol: str):
+async def scene(scene_dsn: str) -> AsyncIterator[CampaignMemory]:
+    """The scene seeded once, read only: most tests here only read the hot context."""
+    async with read_only(scene_dsn, 384) as memory:
+        yield memory
+
+
+@pytest.fixture
+async def own_scene(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> CampaignMemory:
+    """The scene in a database of the test's own, for the tests that change it."""
+    await seed_scene(semantic_memory, offline_embedder)
+    return semantic_memory
+
+
+@pytest.fixture
+def open_server(scene: CampaignMemory, protocol: str):
+    return opener_over(scene, protocol)
+
+
+@pytest.fixture
+def open_own_server(own_scene: CampaignMemory, protocol: str):
+    return opener_over(own_scene, protocol)
+
+
+def opener_over(semantic_memory: CampaignMemory, protocol: str):
     @contextlib.asynccontextmanager
     async def opened(
         npc_id: str | None = None, budgets: HotBudgets | None = None
@@ -103,8 +136,9 @@ async def test_hot_context_holds_identity_scene_and_recent_talk(open_server) -> 
 
 
 async def test_the_identity_follows_every_change_to_what_the_npc_knows(
-    open_server, db384: Database
+    open_own_server, db384: Database
 ) -> None:
+    open_server = open_own_server
     """The identity is kept between reads; a change by another process to a fact, a
     relationship or an entity shows at the next read."""
     async with (
@@ -156,8 +190,9 @@ async def test_the_identity_follows_every_change_to_what_the_npc_knows(
 
 
 async def test_active_quests_are_found_among_many_finished_ones(
-    open_server, semantic_memory: CampaignMemory
+    open_own_server, own_scene: CampaignMemory
 ) -> None:
+    open_server, semantic_memory = open_own_server, own_scene
     for number in range(60):  # all before "Find the Caravan" by name
         await semantic_memory.graph.upsert_entity(
             NewEntity(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from urllib.parse import quote
 
 import pytest
@@ -11,15 +12,15 @@ from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
+from tests.conftest import read_only
 from tests.server.conftest import Connect
-from tests.server.semantic_fixtures import load_sessions
-from tests.storage.graph_fixtures import build_village
 
 
-@pytest.fixture(autouse=True)
-async def campaign(semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder) -> None:
-    await build_village(semantic_memory)
-    await load_sessions(semantic_memory, offline_embedder)
+@pytest.fixture
+async def semantic_memory(spoken_village_dsn: str) -> AsyncIterator[CampaignMemory]:
+    """The shared spoken village, read only: a pre-fetch only reads."""
+    async with read_only(spoken_village_dsn, 384) as memory:
+        yield memory
 
 
 def uri(npc: str, utterance: str) -> str:
