@@ -74,7 +74,11 @@ def flatten(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> dict[
 
 def openai_parameters(schema: dict[str, Any]) -> dict[str, Any]:
     def strip(node: dict[str, Any]) -> dict[str, Any]:
-        node = {k: v for k, v in node.items() if k != "nullable"}
+        # An optional argument is one the model leaves out: a null default on a string
+        # property contradicts its type, and the Realtime API does not accept it.
+        node = {
+            k: v for k, v in node.items() if k != "nullable" and not (k == "default" and v is None)
+        }
         if "properties" in node:
             node["properties"] = {n: strip(p) for n, p in node["properties"].items()}
         if isinstance(node.get("items"), dict):
@@ -130,6 +134,7 @@ async def render(tier: Tier) -> dict[str, Any]:
         "openai_realtime.json": {
             "type": "session.update",
             "session": {
+                "type": "realtime",
                 "tools": [
                     {
                         "type": "function",
@@ -138,7 +143,7 @@ async def render(tier: Tier) -> dict[str, Any]:
                         "parameters": openai_parameters(tool["inputSchema"]),
                     }
                     for tool in tools
-                ]
+                ],
             },
         },
         "gemini_live.json": {

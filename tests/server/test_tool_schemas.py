@@ -58,6 +58,16 @@ def test_mcp_files_list_the_tiers_tools_with_both_schemas(tier: str) -> None:
 
 
 @pytest.mark.parametrize("tier", TIER_TOOLS)
+def test_openai_realtime_files_are_valid_session_updates(tier: str) -> None:
+    from openai.types.realtime import SessionUpdateEvent
+
+    event = load(tier, "openai_realtime.json")
+    parsed = SessionUpdateEvent.model_validate(event)
+    assert parsed.session.type == "realtime"
+    assert len(parsed.session.tools or []) == TIER_TOOLS[tier]
+
+
+@pytest.mark.parametrize("tier", TIER_TOOLS)
 def test_openai_realtime_files_fit_openai(tier: str) -> None:
     event = load(tier, "openai_realtime.json")
     assert event["type"] == "session.update"
@@ -67,6 +77,7 @@ def test_openai_realtime_files_fit_openai(tier: str) -> None:
         assert tool["type"] == "function" and OPENAI_NAME.match(tool["name"])
         for node in nodes(tool["parameters"]):
             assert not OPENAI_FORBIDDEN & node.keys(), (tool["name"], node)
+            assert node.get("default", "unset") is not None, (tool["name"], node)
             assert node["type"] in {"object", "string", "integer", "number", "boolean", "array"}
 
 
