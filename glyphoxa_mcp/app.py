@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.embedding_model import check_embedding_model
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder, make_embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -52,5 +53,6 @@ async def open_app(settings: Settings, *, max_connections: int = 10) -> AsyncIte
     """The application over the configured database, closed on the way out."""
     async with await Database.open(settings.database, max_size=max_connections) as db:
         embedder = make_embedder(settings.embedding, db.embedding_dim)
+        await check_embedding_model(db, embedder.model)
         chat = ChatModel(settings.chat) if settings.chat.configured else None
         yield App(settings, db, embedder, chat)

@@ -32,6 +32,7 @@ EXPECTED_TABLES = {
     "campaign_row_counts",
     "session_chunk_entities",
     "access_tokens",
+    "embedding_model",
 }
 
 
