@@ -22,11 +22,13 @@ from mcp.client.sse import sse_client
 
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.mcp_text import text_of
+from glyphoxa_mcp.server.tool_names import ToolName, canonical
 
 
 class MemoryBridge:
     def __init__(self, client: Client) -> None:
         self.client = client
+        self._listed: dict[ToolName, str] | None = None
 
     @classmethod
     @asynccontextmanager
@@ -41,9 +43,22 @@ class MemoryBridge:
         async with Client(sse_client(url, headers=sent), mode="legacy") as client:
             yield cls(client)
 
+    async def listed_name(self, name: str) -> str:
+        """`name` as the server lists it: a voice API sends underscore names, a server may
+        list the dotted ones (calling a name it does not list makes the client warn)."""
+        if self._listed is None:
+            listing = await self.client.list_tools()
+            self._listed = {}
+            for listed in listing.tools:
+                found = canonical(listed.name)
+                if found is not None:
+                    self._listed[found] = listed.name
+        asked = canonical(name)
+        return self._listed.get(asked, name) if asked is not None else name
+
     async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The tool's answer as a JSON object: its structured result, or {"error": ...}."""
-        result = await self.client.call_tool(name, dict(arguments))
+        result = await self.client.call_tool(await self.listed_name(name), dict(arguments))
         text = text_of(result.content)
         if result.is_error:
             return {"error": text or f"{name} failed"}

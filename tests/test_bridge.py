@@ -96,3 +96,14 @@ async def test_a_gemini_tool_call_becomes_function_responses(village: CampaignMe
         assert second["id"] == "g2" and "at least one of" in second["response"]["error"]
         with pytest.raises(InvalidInputError, match="toolCall"):
             await bridge.answer_gemini({"serverContent": {}})
+
+
+async def test_underscore_names_are_called_as_the_server_lists_them(
+    village: CampaignMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with bridge_to(village) as bridge:
+        assert await bridge.listed_name("memory_query_entities") == "memory.query_entities"
+        assert await bridge.listed_name("memory_unknown") == "memory_unknown"
+        answer = await bridge.call("memory_query_entities", {"name": "Grimjaw"})
+    assert answer["entities"][0]["id"] == "grimjaw"
+    assert "not listed by server" not in caplog.text
