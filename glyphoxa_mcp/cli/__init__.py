@@ -27,6 +27,7 @@ from glyphoxa_mcp.cli import (
     serve_command,
     session_commands,
     token_commands,
+    vocabulary_command,
 )
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError, NotFoundError
 
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_command.register(commands)
     session_commands.register(commands)
     token_commands.register(commands)
+    vocabulary_command.register(commands)
     correct_command.register(commands)
     eval_command.register(commands)
     bench_command.register(commands)

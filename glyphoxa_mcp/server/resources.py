@@ -18,6 +18,7 @@ from glyphoxa_mcp.views.view import View
 HOT_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/hot{?session}"
 PREFETCH_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/prefetch{?utterance}"
 NPCS_URI = "glyphoxa://npcs"
+VOCABULARY_URI = "glyphoxa://campaign/vocabulary"
 JSON = "application/json"
 
 
@@ -68,6 +69,25 @@ def register_resources(server: MCPServer, view: View, budgets: HotBudgets) -> No
         with resource_errors():
             context = await view.prefetch(npc_id, utterance)
         return context.model_dump_json()
+
+    @server.resource(
+        VOCABULARY_URI,
+        name="campaign_vocabulary",
+        title="The campaign's names, for speech-to-text",
+        description=(
+            "Every name and alias this endpoint may know, people first, as a keyword list for "
+            "a speech-to-text service (Deepgram keyterms, AssemblyAI word boost), so names "
+            "are heard right before they are transcribed. Subscribe to hear when the graph "
+            "changes."
+        ),
+        mime_type=JSON,
+    )
+    async def campaign_vocabulary() -> str:
+        with resource_errors():
+            terms = await view.speech_terms()
+        return json.dumps(
+            {"campaign": view.memory.campaign_id, "scope": view.label, "terms": terms}
+        )
 
     @server.resource(
         NPCS_URI,

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.db.change_feed import Change
-from glyphoxa_mcp.server.resources import hot_uri
+from glyphoxa_mcp.server.resources import VOCABULARY_URI, hot_uri
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
@@ -83,8 +83,9 @@ class HotSubscriptions:
                 self._sessions[uri].discard(session)  # the client has gone
 
     async def _affected(self, change: Change) -> list[str]:
-        """Every NPC's hot context: the talk and the graph feed all of them. Subscribe to the
-        plain URI (no ?session) to hear about every change."""
+        """Every NPC's hot context: the talk and the graph feed all of them (subscribe to the
+        plain URI, no ?session, to hear about every change); the vocabulary when the graph
+        changes."""
         if self.npc_id is not None:
             npcs = [await self.memory.graph.get_entity(self.npc_id)]
         else:
@@ -95,4 +96,6 @@ class HotSubscriptions:
         # Handshake clients may hold session-specific URIs for other sessions.
         npc_prefixes = tuple(f"{hot_uri(npc.id)}?" for npc in npcs)
         uris |= {uri for uri in self._sessions if uri.startswith(npc_prefixes)}
+        if change.kind == "graph":
+            uris.add(VOCABULARY_URI)
         return sorted(uris)

@@ -15,6 +15,7 @@ from glyphoxa_mcp.errors import ConfigurationError
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recall.rumours import RumourRule
+from glyphoxa_mcp.recall.speech_terms import speech_terms
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Provenance
 from glyphoxa_mcp.storage.vocabulary import EntityType
@@ -146,3 +147,15 @@ class View:
 
     async def prefetch(self, npc_id: str, utterance: str) -> PrefetchContext:
         return await prefetch_context(self, npc_id, utterance)
+
+    async def speech_terms(self) -> list[str]:
+        """The names and aliases this viewer may know, as a speech-to-text keyword list:
+        people first, then places, things, factions, quests and lore. Episodes are left
+        out: their names are session titles, not words anyone says."""
+        by_type = (await self.scope()).by_type
+        return speech_terms(
+            entity
+            for entity_type in EntityType
+            if entity_type is not EntityType.EVENT
+            for entity in by_type.get(entity_type, ())
+        )

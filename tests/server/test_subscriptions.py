@@ -20,6 +20,7 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntry, NewFact
 from glyphoxa_mcp.views.view import View
 from tests.conftest import unhurried
+from tests.server.conftest import Connect
 from tests.storage.graph_fixtures import build_village
 
 HOT = "glyphoxa://npc/grimjaw/hot"
@@ -122,3 +123,43 @@ async def test_other_campaigns_changes_are_not_reported(
             await marker.wait()
     assert heard and all(uri.startswith("glyphoxa://npc/") for uri in heard)
     assert len(heard) == len(set(heard)) == 6  # 3 NPCs, plain and ?session=s1; once each
+
+
+async def test_the_vocabulary_is_renewed_when_the_graph_changes_not_the_talk(
+    village: CampaignMemory, db_dsn: str
+) -> None:
+    from glyphoxa_mcp.server.resources import VOCABULARY_URI
+    from glyphoxa_mcp.storage.models import NewEntity
+    from glyphoxa_mcp.storage.vocabulary import EntityType
+
+    server, subscriptions = make_server(village)
+    async with (
+        listening(db_dsn, subscriptions.on_change),
+        Client(server, mode="auto") as client,
+        client.listen(resource_subscriptions=[VOCABULARY_URI, HOT]) as stream,
+    ):
+        events = aiter(stream)
+        before = await client.read_resource(VOCABULARY_URI)
+        await village.log.append("s1", line("Nothing new to name."))
+        with anyio.fail_after(10):
+            talk = await anext(events)
+        await village.graph.upsert_entity(NewEntity(type=EntityType.NPC, name="Ilvenna"))
+        with anyio.fail_after(10):
+            graph = {(await anext(events)).uri, (await anext(events)).uri}
+        after = await client.read_resource(VOCABULARY_URI)
+    assert talk.uri == HOT and graph == {HOT, VOCABULARY_URI}
+    assert "Ilvenna" not in before.contents[0].text and "Ilvenna" in after.contents[0].text
+
+
+async def test_an_npc_endpoint_lists_only_the_names_it_may_know(
+    connect_village: Connect,
+) -> None:
+    import json
+
+    from glyphoxa_mcp.server.resources import VOCABULARY_URI
+
+    async with connect_village(npc_id="mira") as mira, connect_village() as dm:
+        hers = json.loads((await mira.read_resource(VOCABULARY_URI)).contents[0].text)
+        everyone = json.loads((await dm.read_resource(VOCABULARY_URI)).contents[0].text)
+    assert "Cult" in everyone["terms"] and "Cult" not in hers["terms"]
+    assert hers["scope"] == "npc:mira" and "Grimjaw" in hers["terms"]

@@ -1,0 +1,38 @@
+"""`vocabulary`: the campaign's names as a speech-to-text keyword list."""
+
+from __future__ import annotations
+
+import argparse
+
+from glyphoxa_mcp.cli.dm_support import campaign_memory, check_npc
+from glyphoxa_mcp.cli.options import add_database_options, env_option
+from glyphoxa_mcp.recall.speech_terms import FORMATS, formatted
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    vocabulary = commands.add_parser(
+        "vocabulary",
+        help="the campaign's names and aliases as a speech-to-text keyword list",
+        description="Prints every name and alias (people first) for a speech-to-text "
+        "service, so names are heard right before they are transcribed: plain (one a line), "
+        "json, deepgram (the keyterm query string of Nova-3, first 100) or assemblyai "
+        "(word_boost JSON). With --npc, only what that NPC may know.",
+    )
+    env_option(
+        vocabulary, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default="default"
+    )
+    vocabulary.add_argument("--npc", metavar="ID", help="only the names this NPC may know")
+    vocabulary.add_argument("--format", choices=FORMATS, default="plain")
+    add_database_options(vocabulary)
+    vocabulary.set_defaults(run=run_vocabulary)
+
+
+async def run_vocabulary(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.views.view import View
+
+    async with campaign_memory(args) as (_, memory):
+        if args.npc:
+            await check_npc(memory, args.npc)
+        terms = await View(memory, args.npc or None).speech_terms()
+    print(formatted(terms, args.format, memory.campaign_id))
+    return 0
