@@ -208,7 +208,7 @@ async def _serve_http(app: App, settings: ServeSettings, log_level: str) -> None
     registry = EndpointRegistry(
         app,
         EndpointSettings(settings.policies(), settings.tool_names),
-        serves=(lambda viewer: viewer == single) if single is not None else lambda _v: True,
+        only=single,
     )
     http_app = build_http_app(
         app.db,

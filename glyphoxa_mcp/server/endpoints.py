@@ -9,7 +9,6 @@ cached scope, change notifications) can reach another.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
@@ -65,11 +64,12 @@ class EndpointRegistry:
         self,
         app: App,
         settings: EndpointSettings,
-        serves: Callable[[Viewer], bool] = lambda _viewer: True,
+        only: Viewer | None = None,
     ) -> None:
+        """With `only`, that viewer alone is served; otherwise every viewer."""
         self.app = app
         self.settings = settings
-        self.serves = serves
+        self.only = only
         self._endpoints: dict[Viewer, ViewerEndpoints] = {}
         self._making: dict[Viewer, anyio.Lock] = {}
         self._tasks: TaskGroup | None = None
@@ -96,7 +96,7 @@ class EndpointRegistry:
                 await endpoints.subscriptions.on_change(change)
 
     async def _make(self, viewer: Viewer) -> ViewerEndpoints:
-        if viewer.kind is ViewerKind.RECORDER or not self.serves(viewer):
+        if viewer.kind is ViewerKind.RECORDER or self.only not in (None, viewer):
             raise NotFoundError(f"This server does not serve {viewer.describe()}.")
         view = await self.app.view(viewer.campaign, viewer.npc_id)
         memory = view.memory

@@ -162,10 +162,6 @@ def build_http_app(
     return HostGuard(Starlette(routes=routes, lifespan=lifespan), rules)
 
 
-def serves_only(viewer: Viewer) -> Callable[[Viewer], bool]:
-    return lambda asked: asked == viewer
-
-
 def log_config() -> dict[str, Any]:
     """uvicorn's logging, on stderr: stdout may be a protocol stream or a script's pipe."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)

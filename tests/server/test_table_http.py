@@ -109,7 +109,7 @@ async def serving(
     registry = EndpointRegistry(
         App(Settings(), db, offline_embedder(db.embedding_dim), chat=None),
         EndpointSettings(policies),
-        serves=(lambda v: v == single) if single else lambda _v: True,
+        only=single,
     )
     app = build_http_app(
         db,
