@@ -7,7 +7,7 @@ import json
 import sys
 from datetime import UTC, datetime, timedelta
 
-from glyphoxa_mcp.access import Grant, Viewer, ViewerKind
+from glyphoxa_mcp.access import Grant, Viewer
 from glyphoxa_mcp.cli.dm_support import check_npc, emit
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.cli.output import print_table
@@ -25,7 +25,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     token = commands.add_parser(
         "token",
         help="bearer tokens for `serve --transport http`",
-        description="Each token lets one viewer (an NPC, the DM, or a recorder) of one campaign "
+        description="Each token lets one viewer (an NPC or the DM) of one campaign "
         "read over HTTP, up to a tier. The database keeps only a hash of it.",
     )
     actions = token.add_subparsers(title="actions", metavar="ACTION", required=True)
@@ -37,9 +37,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     viewer = create.add_mutually_exclusive_group(required=True)
     viewer.add_argument("--npc", metavar="ID", help="the NPC whose view the token reads")
     viewer.add_argument("--dm", action="store_true", help="the DM's view: every secret")
-    viewer.add_argument(
-        "--recorder", action="store_true", help="for a bridge that records sessions"
-    )
     create.add_argument(
         "--tier",
         type=str.upper,
@@ -80,8 +77,7 @@ def _viewer(args: argparse.Namespace) -> Viewer:
         raise InvalidInputError("--campaign: name the campaign the token is for.")
     if args.npc:
         return Viewer.npc(args.campaign, args.npc)
-    kind = ViewerKind.DM if args.dm else ViewerKind.RECORDER
-    return Viewer(campaign=args.campaign, kind=kind)
+    return Viewer.dm(args.campaign)
 
 
 async def run_create(args: argparse.Namespace) -> int:
