@@ -231,7 +231,7 @@ async def extract_session(
             if subject is None or target is None or rel_type is None or subject == target:
                 dropped += 1
                 continue
-            await memory.graph.upsert_relationship(
+            await memory.graph.propose_relationship(
                 NewRelationship(
                     source_id=subject,
                     target_id=target,
@@ -245,7 +245,7 @@ async def extract_session(
             if fact.subject and subject_id is None:
                 dropped += 1
                 continue
-            await memory.graph.upsert_fact(
+            kept = await memory.graph.propose_fact(
                 NewFact(
                     subject_id=subject_id,
                     text=fact.text,
@@ -254,7 +254,7 @@ async def extract_session(
                     provenance=_provenance(fact, session_id),
                 )
             )
-            facts += 1
+            facts += kept is not None  # None: the DM retconned this statement away
     if dropped:
         log.info(
             "Extraction for session %s dropped %d malformed or unresolvable items.",

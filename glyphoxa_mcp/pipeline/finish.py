@@ -104,7 +104,8 @@ async def end_session(
                     "date": end.date().isoformat(),
                     "summary": summary,
                 },
-            )
+            ),
+            keep_visibility=True,
         )
         places = {e.id for e in known if e.type is EntityType.LOCATION}
         for participant in participants:
@@ -114,7 +115,7 @@ async def end_session(
                 if participant in places
                 else (participant, "PARTICIPATED_IN", episode.id)
             )
-            await writing.graph.upsert_relationship(
+            await writing.graph.propose_relationship(
                 NewRelationship(
                     source_id=source,
                     target_id=target,

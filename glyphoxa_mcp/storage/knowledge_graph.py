@@ -45,10 +45,19 @@ INSERT INTO entities AS e (campaign_id, id, type, name, aliases, attributes, sec
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (campaign_id, id) DO UPDATE SET
     type = EXCLUDED.type, name = EXCLUDED.name, aliases = EXCLUDED.aliases,
-    attributes = EXCLUDED.attributes, secret = EXCLUDED.secret, known_by = EXCLUDED.known_by,
+    attributes = EXCLUDED.attributes,
+    secret = CASE WHEN $9 THEN e.secret ELSE EXCLUDED.secret END,
+    known_by = CASE WHEN $9 THEN e.known_by ELSE EXCLUDED.known_by END,
     updated_at = now()
 RETURNING {ENTITY_COLUMNS}
 """
+# What the DM decided about a stored item: stated or imported by the DM, or confirmed.
+DM_DECIDED = """({alias}.provenance ->> 'source' IN ('dm', 'import')
+    OR coalesce(({alias}.provenance ->> 'dm_confirmed')::boolean, false))"""
+# The pipeline's reading of an item the DM has not decided replaces a weaker one.
+OUTWEIGHS = """NOT {decided}
+    AND (EXCLUDED.provenance ->> 'confidence')::numeric
+        > ({alias}.provenance ->> 'confidence')::numeric"""
 SELECT_ENTITY = f"SELECT {ENTITY_COLUMNS} FROM entities e WHERE e.campaign_id = $1 AND e.id = $2"
 DELETE_ENTITY = "DELETE FROM entities WHERE campaign_id = $1 AND id = $2"
 # A deleted NPC's id must not linger in anyone's known_by, or a new entity reusing the id
@@ -67,6 +76,21 @@ ON CONFLICT (campaign_id, source_id, target_id, rel_type) DO UPDATE SET
     attributes = EXCLUDED.attributes, provenance = EXCLUDED.provenance,
     secret = EXCLUDED.secret, known_by = EXCLUDED.known_by, updated_at = now()
 RETURNING {RELATIONSHIP_COLUMNS}
+"""
+# What the pipeline learned about a relationship: added when new; otherwise it only ever
+# strengthens the stored provenance. Who may know it, and the DM's decisions, stay.
+PROPOSE_RELATIONSHIP = f"""
+INSERT INTO relationships AS r
+    (campaign_id, source_id, target_id, rel_type, attributes, provenance, secret, known_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (campaign_id, source_id, target_id, rel_type) DO UPDATE SET
+    provenance = EXCLUDED.provenance, updated_at = now()
+WHERE {OUTWEIGHS.format(decided=DM_DECIDED.format(alias="r"), alias="r")}
+RETURNING {RELATIONSHIP_COLUMNS}
+"""
+SELECT_RELATIONSHIP_BY_ENDS = f"""
+SELECT {RELATIONSHIP_COLUMNS} FROM relationships r
+WHERE r.campaign_id = $1 AND r.source_id = $2 AND r.target_id = $3 AND r.rel_type = $4
 """
 SELECT_RELATIONSHIP = (
     f"SELECT {RELATIONSHIP_COLUMNS} FROM relationships r WHERE r.campaign_id = $1 AND r.id = $2"
@@ -92,6 +116,27 @@ DO UPDATE SET
     embedding = coalesce(EXCLUDED.embedding, f.embedding),
     secret = EXCLUDED.secret, known_by = EXCLUDED.known_by, updated_at = now()
 RETURNING {FACT_COLUMNS}
+"""
+# The same for a fact, which is also not added again once the DM retconned it away: the
+# superseded text stays history.
+PROPOSE_FACT = f"""
+INSERT INTO facts AS f
+    (campaign_id, subject_id, text, session_id, story_day, story_label, occurred_at,
+     provenance, embedding, secret, known_by)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+WHERE NOT EXISTS (
+    SELECT 1 FROM facts old
+    WHERE old.campaign_id = $1 AND coalesce(old.subject_id, '') = coalesce($2, '')
+      AND md5(old.text) = md5($3) AND old.superseded_by IS NOT NULL)
+ON CONFLICT (campaign_id, coalesce(subject_id, ''), md5(text)) WHERE superseded_by IS NULL
+DO UPDATE SET provenance = EXCLUDED.provenance, updated_at = now()
+WHERE {OUTWEIGHS.format(decided=DM_DECIDED.format(alias="f"), alias="f")}
+RETURNING {FACT_COLUMNS}
+"""
+SELECT_CURRENT_FACT = f"""
+SELECT {FACT_COLUMNS} FROM facts f
+WHERE f.campaign_id = $1 AND coalesce(f.subject_id, '') = coalesce($2, '')
+  AND md5(f.text) = md5($3) AND f.superseded_by IS NULL
 """
 SELECT_FACT = f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.campaign_id = $1 AND f.id = $2"
 DELETE_FACT = "DELETE FROM facts WHERE campaign_id = $1 AND id = $2"
@@ -186,8 +231,9 @@ class KnowledgeGraph:
 
     # --- entities ------------------------------------------------------------------------------
 
-    async def upsert_entity(self, entity: NewEntity) -> Entity:
-        """Create the entity, or replace the stored one with the same id."""
+    async def upsert_entity(self, entity: NewEntity, *, keep_visibility: bool = False) -> Entity:
+        """Create the entity, or replace the stored one with the same id (with
+        `keep_visibility`, all but who may know it: what the pipeline refreshes)."""
         entity_id = entity.id or slugify(entity.name)
         with driver_errors(f"store entity {entity.name!r}"):
             row = await self._pool.fetchrow(
@@ -200,6 +246,7 @@ class KnowledgeGraph:
                 entity.attributes,
                 entity.visibility.secret,
                 list(entity.visibility.known_by),
+                keep_visibility,
             )
         return entity_from_row(row)
 
@@ -293,6 +340,17 @@ class KnowledgeGraph:
 
         Returns the relationship in the direction given.
         """
+        return await self._store_relationship(UPSERT_RELATIONSHIP, relationship)
+
+    async def propose_relationship(self, relationship: NewRelationship) -> Relationship:
+        """What the pipeline (extraction, an episode) learned: stored when new; otherwise only
+        a more confident reading replaces the stored provenance, and never one the DM stated,
+        imported or confirmed. Who may know it stays as the DM set it."""
+        return await self._store_relationship(PROPOSE_RELATIONSHIP, relationship)
+
+    async def _store_relationship(
+        self, statement: str, relationship: NewRelationship
+    ) -> Relationship:
         if relationship.source_id == relationship.target_id:
             raise InvalidInputError(
                 f"An entity cannot have a relationship with itself ({relationship.source_id!r}).",
@@ -304,22 +362,21 @@ class KnowledgeGraph:
         action = (
             f"relate {relationship.source_id!r} {relationship.rel_type} {relationship.target_id!r}"
         )
+        rows = []
         with driver_errors(action):
             async with self._pool.acquire() as conn, conn.transaction():
-                rows = [
-                    await conn.fetchrow(
-                        UPSERT_RELATIONSHIP,
-                        self.campaign_id,
-                        source,
-                        target,
-                        relationship.rel_type,
+                for source, target in directions:
+                    ends = (self.campaign_id, source, target, relationship.rel_type)
+                    row = await conn.fetchrow(
+                        statement,
+                        *ends,
                         relationship.attributes,
                         relationship.provenance.model_dump(mode="json"),
                         relationship.visibility.secret,
                         list(relationship.visibility.known_by),
                     )
-                    for source, target in directions
-                ]
+                    # A proposal that changes nothing returns no row: read the stored one.
+                    rows.append(row or await conn.fetchrow(SELECT_RELATIONSHIP_BY_ENDS, *ends))
         return relationship_from_row(rows[0])
 
     async def get_relationship(self, relationship_id: int) -> Relationship:
@@ -390,27 +447,42 @@ class KnowledgeGraph:
 
     async def upsert_fact(self, fact: NewFact) -> Fact:
         """Store a fact; the same text about the same subject updates the stored fact."""
+        stored = await self._store_fact(UPSERT_FACT, fact)
+        assert stored is not None, "an upsert always returns its row"
+        return stored
+
+    async def propose_fact(self, fact: NewFact) -> Fact | None:
+        """What the pipeline learned: stored when new, strengthened as for relationships,
+        and None when the DM retconned this statement away (it stays history)."""
+        return await self._store_fact(PROPOSE_FACT, fact)
+
+    async def _store_fact(self, statement: str, fact: NewFact) -> Fact | None:
         embedding = (
             checked_embedding(fact.embedding, self.dimension)
             if fact.embedding is not None
             else None
         )
         with driver_errors("store a fact"):
-            row = await self._pool.fetchrow(
-                UPSERT_FACT,
-                self.campaign_id,
-                fact.subject_id,
-                fact.text,
-                fact.session_id,
-                fact.story_day,
-                fact.story_label,
-                fact.occurred_at,
-                fact.provenance.model_dump(mode="json"),
-                embedding,
-                fact.visibility.secret,
-                list(fact.visibility.known_by),
-            )
-        return fact_from_row(row)
+            async with self._pool.acquire() as conn, conn.transaction():
+                row = await conn.fetchrow(
+                    statement,
+                    self.campaign_id,
+                    fact.subject_id,
+                    fact.text,
+                    fact.session_id,
+                    fact.story_day,
+                    fact.story_label,
+                    fact.occurred_at,
+                    fact.provenance.model_dump(mode="json"),
+                    embedding,
+                    fact.visibility.secret,
+                    list(fact.visibility.known_by),
+                )
+                if row is None:  # unchanged, or retconned away
+                    row = await conn.fetchrow(
+                        SELECT_CURRENT_FACT, self.campaign_id, fact.subject_id, fact.text
+                    )
+        return fact_from_row(row) if row is not None else None
 
     async def get_fact(self, fact_id: int) -> Fact:
         with driver_errors(f"read fact {fact_id}"):

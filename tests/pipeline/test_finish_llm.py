@@ -16,11 +16,18 @@ from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry
+from glyphoxa_mcp.storage.models import (
+    NewEntry,
+    NewFact,
+    NewSession,
+    Provenance,
+    Visibility,
+)
 from tests.providers.fake_openai import chat, serve
 from tests.storage.graph_fixtures import build_village
 
 START = datetime(2026, 3, 1, 19, tzinfo=UTC)
+RUMOUR = Provenance(confidence=0.4, source="inferred")
 LINES = [
     ("gm", "DM", "Grimjaw hands you a sealed letter from Captain Vask."),
     ("p1", "Kael", "We swear to carry it to the ferryman, Osric, by dawn."),
@@ -72,9 +79,10 @@ def llm(body: dict[str, Any]) -> str:
     return json.dumps({"corrected": line, "corrections": []})
 
 
-async def record(memory: CampaignMemory) -> None:
+async def record(memory: CampaignMemory, session_id: str = "s1") -> None:
+    await memory.sessions.upsert(NewSession(id=session_id))
     await memory.log.append_many(
-        "s1",
+        session_id,
         [
             NewEntry(
                 speaker_id=who,
@@ -148,8 +156,69 @@ async def test_an_unusable_reply_falls_back_to_the_offline_path(
     assert len(await semantic_memory.graph.find_entities(limit=1000)) == before + 1
 
 
+async def test_extraction_never_overrules_what_the_dm_decided(
+    db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    """Secrecy, who knows, confirmation and a retcon survive the model saying it all again,
+    more confidently, in a later session."""
+    await build_village(semantic_memory)
+    graph, curation = semantic_memory.graph, semantic_memory.curation
+    await record(semantic_memory, "s1")
+    with serve(chat(llm)) as fake:
+        model = ChatModel(ChatSettings(base_url=fake.base_url, model="m"))
+        await end_session(db384, "ashfall", "s1", offline_embedder, chat=model)
+    (employed,) = [r for r in await graph.relationships_of("osric") if r.rel_type == "EMPLOYED_BY"]
+    await curation.set_visibility(
+        "relationship", employed.id, Visibility(secret=True, known_by=("osric",))
+    )
+    (letter,) = [f for f in await graph.facts_about("grimjaw") if "sealed letter" in f.text]
+    retconned = await curation.retcon(letter.id, "Grimjaw gave the party an unsealed letter.")
+    await graph.upsert_fact(
+        NewFact(subject_id="mira", text="Mira owes the Watch money.", provenance=RUMOUR)
+    )
+    (owes,) = await graph.facts_about("mira")
+    await curation.confirm("fact", owes.id)
+
+    again = {
+        "entities": [],
+        "relationships": [
+            {"subject": "Osric", "type": "EMPLOYED_BY", "object": "Town Watch", "confidence": 1},
+            {"subject": "Vask", "type": "MEMBER_OF", "object": "Cult", "confidence": 1},
+        ],
+        "facts": [
+            {"subject": "Grimjaw", "text": letter.text, "confidence": 1},
+            {"subject": "Mira", "text": owes.text, "confidence": 0.2, "basis": "inferred"},
+        ],
+    }
+
+    def llm_again(body: dict[str, Any]) -> str:
+        return json.dumps(again) if "adds to the" in body["messages"][0]["content"] else llm(body)
+
+    await record(semantic_memory, "s2")
+    with serve(chat(llm_again)) as fake:
+        model = ChatModel(ChatSettings(base_url=fake.base_url, model="m"))
+        report = await end_session(db384, "ashfall", "s2", offline_embedder, chat=model)
+    assert report.extraction is not None and report.extraction.facts == 1
+
+    stored = await graph.get_relationship(employed.id)
+    assert (stored.visibility.secret, stored.visibility.known_by) == (True, ("osric",))
+    assert stored.provenance.confidence == 1  # the stronger reading is kept, secretly
+    (cult,) = [r for r in await graph.relationships_of("vask") if r.rel_type == "MEMBER_OF"]
+    assert (cult.visibility.known_by, cult.provenance.source) == (("vask",), "dm")
+    current = [f.text for f in await graph.facts_about("grimjaw")]
+    assert retconned.text in current and letter.text not in current
+    (still,) = await graph.facts_about("mira")
+    assert still.provenance.dm_confirmed and still.provenance.confidence == RUMOUR.confidence
+    # The episode the DM hid stays hidden when the session is ended again.
+    await curation.set_visibility("entity", report.episode_id, Visibility(secret=True))
+    with serve(chat(llm_again)) as fake:
+        model = ChatModel(ChatSettings(base_url=fake.base_url, model="m"))
+        await end_session(db384, "ashfall", "s2", offline_embedder, chat=model)
+    assert (await graph.get_entity(report.episode_id)).visibility.secret
+
+
 def test_names_are_linked_exactly_then_by_alias_then_by_sound_then_same_as() -> None:
-    from glyphoxa_mcp.storage.models import Entity, Visibility
+    from glyphoxa_mcp.storage.models import Entity
     from glyphoxa_mcp.storage.vocabulary import EntityType
 
     def entity(entity_id: str, name: str, *aliases: str) -> Entity:
