@@ -150,6 +150,7 @@ def app_settings(args: argparse.Namespace) -> Settings:
             "model": getattr(args, "llm_model", None),
             "base_url": base_url,
             "api_key": api_key,
+            "max_retries": os.environ.get("GLYPHOXA_LLM_MAX_RETRIES"),
             # Only the commands that offer --llm-model use an LLM.
             "enabled": hasattr(args, "llm_model") and not args.no_llm,
         },

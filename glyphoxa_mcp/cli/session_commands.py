@@ -27,6 +27,7 @@ from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 if TYPE_CHECKING:
     from glyphoxa_mcp.pipeline.extraction import ExtractionReport
+    from glyphoxa_mcp.pipeline.finish import EndReport
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,8 +63,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     end = sessions.add_parser(
         "end", help="finish a session: index it, summarise it, and record its episode"
     )
-    end.add_argument("session")
+    end.add_argument("session", nargs="?", help="the session (with --retry-llm: default all)")
     end.add_argument("--at", help="when it ended (ISO time; default: its last utterance)")
+    end.add_argument(
+        "--retry-llm",
+        action="store_true",
+        help="end again, with the LLM, the sessions ended while it could not be reached "
+        "(this one, or every one waiting)",
+    )
     add_embedder_options(end)
     add_llm_options(end)
     add_common(end)
@@ -143,7 +150,13 @@ async def run_list(args: argparse.Namespace) -> int:
         print_table(
             ["id", "title", "started", "ended", "summary"],
             [
-                [s.id, s.title or "", _day(s.started_at), _day(s.ended_at), s.summary_source or ""]
+                [
+                    s.id,
+                    s.title or "",
+                    _day(s.started_at),
+                    _day(s.ended_at),
+                    (s.summary_source or "") + (" (waiting for the LLM)" if s.llm_pending else ""),
+                ]
                 for s in sessions
             ],
         )
@@ -160,32 +173,72 @@ async def run_end(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.app import open_app
     from glyphoxa_mcp.pipeline.finish import end_session
 
+    if args.session is None and not args.retry_llm:
+        raise InvalidInputError("Name the session to end (glyphoxa-mcp session list).")
     async with open_app(app_settings(args), max_connections=2) as app:
-        await app.memory(args.campaign).campaign()
-        report = await end_session(
-            app.db,
-            args.campaign,
-            args.session,
-            app.embedder,
-            _start(args.at) if args.at else None,
-            chat=app.chat,
-        )
+        memory = app.memory(args.campaign)
+        await memory.campaign()
+        if args.retry_llm:
+            if app.chat is None:
+                raise InvalidInputError(
+                    "--retry-llm needs an LLM: set OPENAI_API_KEY (or GLYPHOXA_OPENAI_API_KEY) "
+                    "or --openai-base-url, and do not pass --no-llm."
+                )
+            sessions = (
+                [args.session]
+                if args.session
+                else [s.id for s in await memory.sessions.waiting_for_llm()]
+            )
+            if not sessions:
+                emit(args, [], "No session is waiting for the LLM.")
+                return 0
+        else:
+            sessions = [args.session]
+        reports = [
+            await end_session(
+                app.db,
+                args.campaign,
+                session_id,
+                app.embedder,
+                _start(args.at) if args.at else None,
+                chat=app.chat,
+            )
+            for session_id in sessions
+        ]
+    outcome = [_ended(report) for report in reports]
     emit(
         args,
-        {
-            "session": report.session_id,
-            "ended_at": report.ended_at,
-            "summary": report.summary,
-            "summary_source": report.summary_source,
-            "episode": report.episode_id,
-            "participants": list(report.participants),
-            "extraction": dataclasses.asdict(report.extraction) if report.extraction else None,
-        },
-        f"Session {report.session_id!r} ended {_day(report.ended_at)}.\n\n{report.summary}\n\n"
-        f"Episode {report.episode_id} links {len(report.participants)} entities."
-        + (_extracted(report.extraction) if report.extraction else ""),
+        [data for data, _ in outcome] if args.retry_llm else outcome[0][0],
+        "\n\n".join(text for _, text in outcome),
     )
     return 0
+
+
+def _ended(report: EndReport) -> tuple[dict[str, object], str]:
+    data = {
+        "session": report.session_id,
+        "ended_at": report.ended_at,
+        "summary": report.summary,
+        "summary_source": report.summary_source,
+        "episode": report.episode_id,
+        "participants": list(report.participants),
+        "extraction": dataclasses.asdict(report.extraction) if report.extraction else None,
+        "llm_unreachable": report.llm_unreachable,
+        "session_facts_cleared": list(report.session_facts_cleared),
+    }
+    text = (
+        f"Session {report.session_id!r} ended {_day(report.ended_at)}.\n\n{report.summary}\n\n"
+        f"Episode {report.episode_id} links {len(report.participants)} entities."
+        + (_extracted(report.extraction) if report.extraction else "")
+    )
+    if report.session_facts_cleared:
+        text += f"\nSession facts cleared: {', '.join(report.session_facts_cleared)}."
+    if report.llm_unreachable:
+        text += (
+            f"\nThe LLM could not be reached ({report.llm_unreachable}): this is the offline "
+            f"summary. When it is back: glyphoxa-mcp session end {report.session_id} --retry-llm"
+        )
+    return data, text
 
 
 def _extracted(report: ExtractionReport) -> str:

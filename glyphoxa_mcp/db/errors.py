@@ -25,6 +25,7 @@ _CONSTRAINT_HINTS = {
     "target_id_fkey": "the target entity does not exist in this campaign",
     "subject_id_fkey": "the subject entity does not exist in this campaign",
     "superseded_by_fkey": "the replacing fact does not exist",
+    "npc_id_fkey": "the NPC does not exist in this campaign",
 }
 
 

@@ -191,7 +191,9 @@ async def extract_session(
     entries: Sequence[Entry],
     threshold: float,
 ) -> ExtractionReport:
-    """Ask the model about each window of the session and store what it found."""
+    """Ask the model about each window of `entries` and store what it found; each window's
+    lines are marked as read once stored, so a run cut short (or an unreachable LLM) leaves
+    the rest for the next."""
     known = [e for e in await memory.queries.entity_names() if not e.id.startswith("episode-")]
     linker = EntityLinker(known)
     added: list[str] = []
@@ -255,6 +257,7 @@ async def extract_session(
                 )
             )
             facts += kept is not None  # None: the DM retconned this statement away
+        await memory.log.mark_extracted([e.id for e in lines])
     if dropped:
         log.info(
             "Extraction for session %s dropped %d malformed or unresolvable items.",

@@ -1,9 +1,11 @@
 """Ending a session: indexed, summarised, and remembered as an episode in the graph.
 
 With an LLM, names are corrected in two stages, what the session added is extracted into the
-graph, and the summary is written by the model. Offline, the summary is extractive and the
-episode links the known entities that spoke or were named (no facts are invented). Running
-it again updates the same summary and episode.
+graph (the lines extraction during play has not read yet), and the summary is written by the
+model. Offline, the summary is extractive and the episode links the known entities that
+spoke or were named (no facts are invented). When the LLM cannot be reached, the session
+ends the offline way, marked for `session end --retry-llm`. The session's temporary facts
+are cleared. Running it again updates the same summary and episode.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.pipeline.summary import extractive_summary
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.providers.openai_errors import ProviderError
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Provenance
@@ -38,6 +41,8 @@ class EndReport:
     episode_id: str
     participants: tuple[str, ...]
     extraction: ExtractionReport | None = None
+    llm_unreachable: str | None = None
+    session_facts_cleared: tuple[str, ...] = ()
 
 
 def episode_id(session_id: str) -> str:
@@ -61,20 +66,25 @@ async def end_session(
     if review_threshold is None:
         review_threshold = (await memory.campaign()).review_threshold
     llm = LLMNameCorrector(chat) if chat is not None else None
-    await process_session(memory, embedder, session_id, llm=llm)
+    processed = await process_session(memory, embedder, session_id, llm=llm)
     # Read after processing: the summary quotes the corrected text.
     entries = await memory.log.entries(session_id)
-    extraction = (
-        await extract_session(memory, chat, session_id, entries, review_threshold)
-        if chat is not None
-        else None
-    )
+    extraction: ExtractionReport | None = None
+    summary: str | None = None
+    unreachable: str | None = None
+    if chat is not None:
+        try:
+            extraction = await extract_session(
+                memory, chat, session_id, await memory.log.unextracted(session_id), review_threshold
+            )
+            summary = await llm_summary(chat, session.title or session_id, entries)
+        except ProviderError as exc:
+            unreachable = str(exc)
+        if unreachable is None and processed.llm_failures:
+            unreachable = f"{processed.llm_failures} lines could not be checked by the LLM"
     known = [e for e in await memory.queries.entity_names() if e.id != episode_id(session_id)]
     known_ids = {e.id for e in known}
     pattern = NamePattern.of_entities(known)
-    summary = (
-        await llm_summary(chat, session.title or session_id, entries) if chat is not None else None
-    )
     summary_source: Literal["llm", "extractive"] = "llm"
     if summary is None:
         summary = extractive_summary(entries, pattern, {e.id: e.name for e in known})
@@ -93,7 +103,10 @@ async def end_session(
     async with db.transaction() as tx:
         writing = CampaignMemory(tx, campaign_id)
         await writing.sessions.end(session_id, end)
-        await writing.sessions.set_summary(session_id, summary, summary_source)
+        await writing.sessions.set_summary(
+            session_id, summary, summary_source, llm_pending=unreachable is not None
+        )
+        cleared = await writing.session_facts.clear(session_id)
         episode = await writing.graph.upsert_entity(
             NewEntity(
                 id=episode_id(session_id),
@@ -125,4 +138,14 @@ async def end_session(
                     ),
                 )
             )
-    return EndReport(session_id, end, summary, summary_source, episode.id, participants, extraction)
+    return EndReport(
+        session_id,
+        end,
+        summary,
+        summary_source,
+        episode.id,
+        participants,
+        extraction,
+        llm_unreachable=unreachable,
+        session_facts_cleared=tuple(cleared),
+    )

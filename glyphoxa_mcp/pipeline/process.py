@@ -40,6 +40,7 @@ class ProcessReport:
     corrected: int
     embedded: int
     removed: int
+    llm_failures: int = 0
 
 
 async def process_session(
@@ -101,5 +102,11 @@ async def process_session(
     # Also when nothing was stored now: a run cut short may have stored every passage.
     await memory.index.tally_session_entities(session_id)
     return ProcessReport(
-        session_id, len(entries), len(cut), corrected.changed, embedded=len(todo), removed=removed
+        session_id,
+        len(entries),
+        len(cut),
+        corrected.changed,
+        embedded=len(todo),
+        removed=removed,
+        llm_failures=corrected.llm_failures,
     )

@@ -7,11 +7,17 @@ path of a tool. Replies are JSON objects, validated by whoever asked.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
+# After a request could not reach the LLM (retries included), the next ones fail at once
+# for this long: a session of 2,000 lines with the LLM down ends in one timeout, not 2,000.
+UNREACHABLE_PAUSE_S = 30.0
+# The OpenAI client retries 429s, 5xx and lost connections with exponential backoff.
+DEFAULT_MAX_RETRIES = 5
 
 
 class ChatSettings(BaseModel):
@@ -24,6 +30,7 @@ class ChatSettings(BaseModel):
     base_url: str | None = None
     temperature: float = Field(0.1, ge=0, le=2)
     timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(DEFAULT_MAX_RETRIES, ge=0, le=10)
     enabled: bool = True
 
     @property
@@ -37,31 +44,39 @@ class ChatModel:
         # LLM paths need it.
         import openai
 
-        from glyphoxa_mcp.providers.openai_errors import MAX_RETRIES
-
         self.settings = settings
         self.model = settings.model
         self._client = openai.AsyncOpenAI(
             api_key=settings.api_key or "not-needed",
             base_url=settings.base_url,
-            max_retries=MAX_RETRIES,
+            max_retries=settings.max_retries,
             timeout=settings.timeout_s,
         )
+        self._unreachable_until = 0.0
 
     async def json_reply(self, system: str, user: str) -> dict[str, Any] | None:
         """The model's reply as a JSON object, or None when it is not one."""
-        from glyphoxa_mcp.providers.openai_errors import provider_errors
+        import openai
 
-        with provider_errors("LLM", self.model, "GLYPHOXA_LLM_MODEL"):
-            response = await self._client.chat.completions.create(
-                model=self.model,
-                temperature=self.settings.temperature,
-                response_format={"type": "json_object"},
-                messages=[
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": user},
-                ],
-            )
+        from glyphoxa_mcp.providers.openai_errors import ProviderError, provider_errors
+
+        if time.monotonic() < self._unreachable_until:
+            raise ProviderError(f"LLM {self.model} was unreachable moments ago; not asked again.")
+        try:
+            with provider_errors("LLM", self.model, "GLYPHOXA_LLM_MODEL"):
+                response = await self._client.chat.completions.create(
+                    model=self.model,
+                    temperature=self.settings.temperature,
+                    response_format={"type": "json_object"},
+                    messages=[
+                        {"role": "system", "content": system},
+                        {"role": "user", "content": user},
+                    ],
+                )
+        except ProviderError as exc:
+            if isinstance(exc.__cause__, openai.APIConnectionError):
+                self._unreachable_until = time.monotonic() + UNREACHABLE_PAUSE_S
+            raise
         if not response.choices:
             return None
         content = response.choices[0].message.content or ""

@@ -26,7 +26,9 @@ UPDATE campaigns SET review_threshold = $2 WHERE id = $1 RETURNING {CAMPAIGN_COL
 """
 DELETE_CAMPAIGN = "DELETE FROM campaigns WHERE id = $1"
 
-SESSION_COLUMNS = "campaign_id, id, title, started_at, ended_at, summary, summary_source"
+SESSION_COLUMNS = (
+    "campaign_id, id, title, started_at, ended_at, summary, summary_source, llm_pending"
+)
 UPSERT_SESSION = f"""
 INSERT INTO sessions (campaign_id, id, title, started_at, ended_at)
 VALUES ($1, $2, $3, $4, $5)
@@ -55,9 +57,12 @@ WHERE campaign_id = $1 AND id = $2
 RETURNING {SESSION_COLUMNS}
 """
 SET_SUMMARY = f"""
-UPDATE sessions SET summary = $3, summary_source = $4
+UPDATE sessions SET summary = $3, summary_source = $4, llm_pending = $5
 WHERE campaign_id = $1 AND id = $2
 RETURNING {SESSION_COLUMNS}
+"""
+SELECT_LLM_PENDING = f"""
+SELECT {SESSION_COLUMNS} FROM sessions WHERE campaign_id = $1 AND llm_pending ORDER BY id
 """
 
 
@@ -144,6 +149,12 @@ class Sessions:
             raise NotFoundError(self._unknown(session_id))
         return _session(row)
 
+    async def waiting_for_llm(self) -> list[Session]:
+        """Sessions ended while the LLM was unreachable."""
+        with driver_errors("list sessions waiting for the LLM"):
+            rows = await self._pool.fetch(SELECT_LLM_PENDING, self.campaign_id)
+        return [_session(row) for row in rows]
+
     async def list(self) -> list[Session]:
         with driver_errors("list sessions"):
             rows = await self._pool.fetch(SELECT_SESSIONS, self.campaign_id)
@@ -185,11 +196,17 @@ class Sessions:
         return _session(row)
 
     async def set_summary(
-        self, session_id: str, summary: str, source: Literal["llm", "extractive", "dm"]
+        self,
+        session_id: str,
+        summary: str,
+        source: Literal["llm", "extractive", "dm"],
+        *,
+        llm_pending: bool = False,
     ) -> Session:
+        """`llm_pending`: the LLM could not write it; a later `--retry-llm` should."""
         with driver_errors(f"store the summary of session {session_id!r}"):
             row = await self._pool.fetchrow(
-                SET_SUMMARY, self.campaign_id, session_id, summary, source
+                SET_SUMMARY, self.campaign_id, session_id, summary, source, llm_pending
             )
         if row is None:
             raise NotFoundError(self._unknown(session_id))

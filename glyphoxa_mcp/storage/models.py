@@ -113,6 +113,10 @@ class Session(Frozen):
     ended_at: datetime | None
     summary: str | None
     summary_source: Literal["llm", "extractive", "dm"] | None
+    llm_pending: bool = Field(
+        default=False,
+        description="Ended while the LLM was unreachable: `session end --retry-llm` redoes it.",
+    )
 
 
 # --- L1: session log ---------------------------------------------------------------------------
@@ -123,6 +127,17 @@ class Word(Frozen):
 
     word: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     confidence: Confidence
+
+
+class TextCorrection(Frozen):
+    """A span of what speech-to-text heard, replaced by a known name."""
+
+    start: Annotated[int, Field(ge=0)]
+    end: Annotated[int, Field(ge=0)]
+    heard: str
+    entity: str
+    entity_id: str | None = None
+    stage: Literal["phonetic", "llm"]
 
 
 class NewEntry(Frozen):
@@ -143,17 +158,9 @@ class NewEntry(Frozen):
         description="Identifies the utterance across re-ingestion; derived from its content "
         "when absent.",
     )
-
-
-class TextCorrection(Frozen):
-    """A span of what speech-to-text heard, replaced by a known name."""
-
-    start: Annotated[int, Field(ge=0)]
-    end: Annotated[int, Field(ge=0)]
-    heard: str
-    entity: str
-    entity_id: str | None = None
-    stage: Literal["phonetic", "llm"]
+    corrections: tuple[TextCorrection, ...] = Field(
+        default=(), description="The names put back into raw_text to make text."
+    )
 
 
 class Entry(Frozen):

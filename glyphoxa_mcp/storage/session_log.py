@@ -37,20 +37,22 @@ COPY_COLUMNS = (
     "spoken_at",
     "duration_ms",
     "words",
+    "corrections",
     "ordinal",
 )
 CREATE_INCOMING = """
 CREATE TEMP TABLE incoming_entries (
     source_key text, speaker_id text, speaker_name text, text text, raw_text text,
-    npc_id text, spoken_at timestamptz, duration_ms integer, words text, ordinal integer
+    npc_id text, spoken_at timestamptz, duration_ms integer, words text, corrections text,
+    ordinal integer
 ) ON COMMIT DROP
 """
 INSERT_INCOMING = """
 INSERT INTO session_entries
     (campaign_id, session_id, source_key, speaker_id, speaker_name, text, raw_text,
-     npc_id, spoken_at, duration_ms, words)
+     npc_id, spoken_at, duration_ms, words, corrections)
 SELECT $1, $2, source_key, speaker_id, speaker_name, text, raw_text, npc_id, spoken_at,
-       duration_ms, words::jsonb
+       duration_ms, words::jsonb, corrections::jsonb
 FROM incoming_entries ORDER BY ordinal
 ON CONFLICT (campaign_id, session_id, source_key) DO NOTHING
 RETURNING id
@@ -108,6 +110,15 @@ UPDATE_CORRECTED = """
 UPDATE session_entries SET text = $3, corrections = $4
 WHERE campaign_id = $1 AND id = $2 AND (text <> $3 OR corrections <> $4)
 """
+SELECT_UNEXTRACTED = f"""
+SELECT {ENTRY_COLUMNS} FROM session_entries e
+WHERE e.campaign_id = $1 AND e.session_id = $2 AND NOT e.extracted
+ORDER BY e.spoken_at, e.id
+"""
+MARK_EXTRACTED = """
+UPDATE session_entries SET extracted = true
+WHERE campaign_id = $1 AND id = ANY($2::bigint[]) AND NOT extracted
+"""
 SELECT_SESSION_ENTRIES = f"""
 SELECT {ENTRY_COLUMNS} FROM session_entries e
 WHERE e.campaign_id = $1 AND e.session_id = $2
@@ -138,6 +149,7 @@ def _record(entry: NewEntry, ordinal: int) -> tuple[object, ...]:
         entry.duration_ms,
         # COPY is binary and jsonb has a text codec here, so words travel as JSON text.
         json.dumps([w.model_dump() for w in entry.words]) if entry.words is not None else None,
+        json.dumps([c.model_dump() for c in entry.corrections]),
         ordinal,
     )
 
@@ -196,6 +208,16 @@ class SessionLog:
         with driver_errors(f"read session {session_id!r}"):
             rows = await self._pool.fetch(SELECT_SESSION_ENTRIES, self.campaign_id, session_id)
         return [_entry(row) for row in rows]
+
+    async def unextracted(self, session_id: str) -> list[Entry]:
+        """The session's lines the LLM has not read for knowledge yet, in spoken order."""
+        with driver_errors(f"read session {session_id!r}"):
+            rows = await self._pool.fetch(SELECT_UNEXTRACTED, self.campaign_id, session_id)
+        return [_entry(row) for row in rows]
+
+    async def mark_extracted(self, entry_ids: Sequence[int]) -> None:
+        with driver_errors("mark lines as read by the LLM"):
+            await self._pool.execute(MARK_EXTRACTED, self.campaign_id, list(entry_ids))
 
     async def set_corrected(
         self, updates: Sequence[tuple[int, str, Sequence[TextCorrection]]]

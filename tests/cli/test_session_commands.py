@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 from glyphoxa_mcp.campaign.sample import bundled
@@ -123,3 +124,42 @@ def test_with_a_base_url_session_end_uses_the_llm_and_no_llm_stays_offline(
     assert ended["summary"] == "The party took the job at the Red Kettle."
     assert ended["extraction"]["facts"] == 0
     assert {r["model"] for r in fake.requests} == {"gpt-4o-mini"}
+
+
+def test_session_end_says_when_the_llm_is_down_and_retry_llm_finishes_the_job(
+    tmp_path: Path, glyphoxa: Cli
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    local = {"GLYPHOXA_EMBEDDER": "local"}
+    down = {"GLYPHOXA_OPENAI_BASE_URL": nowhere, "GLYPHOXA_LLM_MAX_RETRIES": "0", **local}
+    session = tmp_path / "s1.jsonl"
+    session.write_text(bundled("session-1.jsonl"))
+    assert glyphoxa("ingest", str(session), "--session", "s1", "--campaign", "c").returncode == 0
+
+    ended = glyphoxa("session", "end", "s1", "--campaign", "c", env=down)
+    assert ended.returncode == 0, ended.stderr
+    assert "The LLM could not be reached" in ended.stdout
+    assert "glyphoxa-mcp session end s1 --retry-llm" in ended.stdout
+    listing = glyphoxa("session", "list", "--campaign", "c").stdout
+    assert "extractive (waiting for the LLM)" in listing
+
+    offline = glyphoxa("session", "end", "--retry-llm", "--campaign", "c", "--no-llm")
+    assert offline.returncode == 2 and "--retry-llm needs an LLM" in offline.stderr
+
+    def answer(body: dict) -> str:
+        if "summarise" in body["messages"][0]["content"]:
+            return json.dumps({"summary": "The party took the job."})
+        if "adds to the" in body["messages"][0]["content"]:
+            return json.dumps({"entities": [], "relationships": [], "facts": []})
+        return json.dumps({"corrected": "", "corrections": []})
+
+    with serve(chat(answer)) as fake:
+        up = {"GLYPHOXA_OPENAI_BASE_URL": fake.base_url, **local}
+        retried = glyphoxa("session", "end", "--retry-llm", "--campaign", "c", "--json", env=up)
+        assert retried.returncode == 0, retried.stderr
+        [report] = json.loads(retried.stdout)
+        assert (report["session"], report["summary_source"]) == ("s1", "llm")
+        nothing = glyphoxa("session", "end", "--retry-llm", "--campaign", "c", env=up)
+    assert "No session is waiting for the LLM." in nothing.stdout

@@ -33,6 +33,7 @@ EXPECTED_TABLES = {
     "session_chunk_entities",
     "access_tokens",
     "embedding_model",
+    "session_facts",
 }
 
 

@@ -7,6 +7,7 @@ to it.
 from __future__ import annotations
 
 import json
+import socket
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -253,3 +254,34 @@ def test_each_item_of_a_reply_is_validated_on_its_own() -> None:
     assert [e.name for e in extraction.entities] == ["Osric"]
     assert (extraction.relationships, extraction.facts, extraction.dropped) == ([], [], 2)
     assert parsed(None).entities == []
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_an_unreachable_llm_ends_offline_and_leaves_the_session_for_a_retry(
+    db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    await build_village(semantic_memory)
+    await record(semantic_memory)
+    down = ChatModel(
+        ChatSettings(base_url=f"http://127.0.0.1:{closed_port()}/v1", model="m", max_retries=0)
+    )
+    report = await end_session(db384, "ashfall", "s1", offline_embedder, chat=down)
+    assert report.summary_source == "extractive"
+    assert report.llm_unreachable is not None and "LLM" in report.llm_unreachable
+    assert [s.id for s in await semantic_memory.sessions.waiting_for_llm()] == ["s1"]
+    # Nothing was read by the model: the retry reads every line.
+    assert len(await semantic_memory.log.unextracted("s1")) == len(LINES)
+
+    with serve(chat(llm)) as fake:
+        model = ChatModel(ChatSettings(base_url=fake.base_url, model="m"))
+        retried = await end_session(db384, "ashfall", "s1", offline_embedder, chat=model)
+    assert (retried.summary_source, retried.llm_unreachable) == ("llm", None)
+    assert retried.extraction is not None and retried.extraction.entities_added == ("osric",)
+    assert await semantic_memory.sessions.waiting_for_llm() == []
+    assert await semantic_memory.log.unextracted("s1") == []
