@@ -7,7 +7,7 @@ run cut short finishes when started again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -21,7 +21,7 @@ from glyphoxa_mcp.pipeline.correct import correct_session
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewChunk
+from glyphoxa_mcp.storage.models import Entry, NewChunk
 from glyphoxa_mcp.storage.semantic_index import content_hash
 
 # Small enough that a run cut short loses little, large enough to keep the embedder busy.
@@ -43,6 +43,13 @@ class ProcessReport:
     llm_failures: int = 0
 
 
+@dataclass(frozen=True)
+class IndexReport:
+    passages: int
+    embedded: int
+    removed: int
+
+
 async def process_session(
     memory: CampaignMemory,
     embedder: Embedder,
@@ -54,6 +61,28 @@ async def process_session(
 ) -> ProcessReport:
     corrected = await correct_session(memory, session_id, correctors, llm)
     entries = await memory.log.entries(session_id)
+    indexed = await index_passages(memory, embedder, session_id, entries, policy, on_progress)
+    return ProcessReport(
+        session_id,
+        len(entries),
+        indexed.passages,
+        corrected.changed,
+        embedded=indexed.embedded,
+        removed=indexed.removed,
+        llm_failures=corrected.llm_failures,
+    )
+
+
+async def index_passages(
+    memory: CampaignMemory,
+    embedder: Embedder,
+    session_id: str,
+    entries: Sequence[Entry],
+    policy: ChunkingPolicy = DEFAULT_POLICY,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> IndexReport:
+    """Make the session's passages in the index those of `entries` (all of its lines, in
+    spoken order): embed and store the missing ones, remove those no longer cut."""
     cut = passages(entries, policy)
     stored = await memory.index.stored_hashes(session_id)
     # A run cut short left whole batches behind: only what is missing is embedded again.
@@ -98,15 +127,9 @@ async def process_session(
                     batch = todo[start : start + EMBED_BATCH]
                     vectors = await embedder.embed([p.content for p in batch])
                     await send.send([chunk(p, v) for p, v in zip(batch, vectors, strict=True)])
-    removed = await memory.index.remove_stale(session_id, set(by_hash))
+    removed = 0
+    if stored - by_hash.keys():
+        removed = await memory.index.remove_stale(session_id, set(by_hash))
     # Also when nothing was stored now: a run cut short may have stored every passage.
     await memory.index.tally_session_entities(session_id)
-    return ProcessReport(
-        session_id,
-        len(entries),
-        len(cut),
-        corrected.changed,
-        embedded=len(todo),
-        removed=removed,
-        llm_failures=corrected.llm_failures,
-    )
+    return IndexReport(len(cut), embedded=len(todo), removed=removed)

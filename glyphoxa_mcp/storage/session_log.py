@@ -57,9 +57,9 @@ FROM incoming_entries ORDER BY ordinal
 ON CONFLICT (campaign_id, session_id, source_key) DO NOTHING
 RETURNING id
 """
-SELECT_BY_KEY = f"""
-SELECT {ENTRY_COLUMNS} FROM session_entries e
-WHERE e.campaign_id = $1 AND e.session_id = $2 AND e.source_key = $3
+SELECT_BY_KEYS = f"""
+SELECT e.source_key, {ENTRY_COLUMNS} FROM session_entries e
+WHERE e.campaign_id = $1 AND e.session_id = $2 AND e.source_key = ANY($3::text[])
 """
 SELECT_RECENT = f"""
 WITH window_end AS (
@@ -163,27 +163,45 @@ class SessionLog:
 
     async def append(self, session_id: str, entry: NewEntry) -> Entry:
         """Store one utterance; appending the same utterance again returns the stored one."""
-        await self.append_many(session_id, [entry])
-        key = entry.source_key or source_key_of(entry)
-        with driver_errors("read back an entry"):
-            row = await self._pool.fetchrow(SELECT_BY_KEY, self.campaign_id, session_id, key)
-        return _entry(row)
+        ((stored, _new),) = await self.record(session_id, [entry])
+        return stored
+
+    async def record(
+        self, session_id: str, entries: Sequence[NewEntry]
+    ) -> list[tuple[Entry, bool]]:
+        """Store utterances in one transaction; for each, in order, the stored entry and
+        whether it is new (an utterance sent again keeps what was stored first)."""
+        keys = [entry.source_key or source_key_of(entry) for entry in entries]
+        with driver_errors(f"store {len(entries)} entries in session {session_id!r}"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                added = set(await self._append(conn, session_id, entries))
+                rows = await conn.fetch(SELECT_BY_KEYS, self.campaign_id, session_id, keys)
+        by_key = {row["source_key"]: _entry(row) for row in rows}
+        recorded = []
+        for key in keys:
+            entry = by_key[key]
+            recorded.append((entry, entry.id in added))
+            added.discard(entry.id)  # the same utterance twice in one call is new once
+        return recorded
 
     async def append_many(self, session_id: str, entries: Sequence[NewEntry]) -> list[int]:
         """Store many utterances in one COPY; returns the ids of those not stored before."""
         if not entries:
             return []
-        records = [_record(entry, ordinal) for ordinal, entry in enumerate(entries)]
-        with driver_errors(f"store {len(records)} entries in session {session_id!r}"):
+        with driver_errors(f"store {len(entries)} entries in session {session_id!r}"):
             async with self._pool.acquire() as conn, conn.transaction():
-                await conn.execute(CREATE_INCOMING)
-                await conn.copy_records_to_table(
-                    "incoming_entries", records=records, columns=COPY_COLUMNS
-                )
-                rows = await conn.fetch(INSERT_INCOMING, self.campaign_id, session_id)
-                # ON COMMIT DROP waits for the outermost commit; a caller's transaction may
-                # append again before that.
-                await conn.execute("DROP TABLE incoming_entries")
+                return await self._append(conn, session_id, entries)
+
+    async def _append(
+        self, conn: asyncpg.Connection, session_id: str, entries: Sequence[NewEntry]
+    ) -> list[int]:
+        records = [_record(entry, ordinal) for ordinal, entry in enumerate(entries)]
+        await conn.execute(CREATE_INCOMING)
+        await conn.copy_records_to_table("incoming_entries", records=records, columns=COPY_COLUMNS)
+        rows = await conn.fetch(INSERT_INCOMING, self.campaign_id, session_id)
+        # ON COMMIT DROP waits for the outermost commit; a caller's transaction may append
+        # again before that.
+        await conn.execute("DROP TABLE incoming_entries")
         return [row["id"] for row in rows]
 
     async def recent(

@@ -1,16 +1,15 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.ingest import LiveSession, ingest_entries
+from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.transcripts import looks_like_jsonl, parse_jsonl, parse_plain
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Word
-from tests.storage.graph_fixtures import build_village
 
 START = datetime(2026, 3, 7, 19, tzinfo=UTC)
 PLAIN = ["Brannoch: Welcome, friends!", "", "Kael: Any news of the caravan?"]
@@ -55,25 +54,3 @@ async def test_a_failed_ingest_stores_nothing(db: Database) -> None:
     with pytest.raises(InvalidInputError):
         await ingest_entries(db, "bad campaign id", "s1", entries)
     assert await CampaignMemory(db, "coast").sessions.list() == []
-
-
-async def test_live_sessions_record_one_utterance_at_a_time(db: Database) -> None:
-    live = await LiveSession.start(db, "coast", "live-1", title="Live", started_at=START)
-    line = await live.record("gm", "DM", "The door creaks.", START, raw_text="the door creeks")
-    again = await live.record("gm", "DM", "The door creaks.", START, raw_text="the door creeks")
-    assert line.id == again.id and line.raw_text == "the door creeks"
-    assert len(await live.memory.log.entries("live-1")) == 1
-
-
-async def test_a_live_utterance_has_its_names_put_back_at_once(memory: CampaignMemory) -> None:
-    await build_village(memory)
-    live = LiveSession(memory, "s1")
-    line = await live.record("p1", "Kael", "we ask grim jaw about it", START)
-    assert (line.text, line.raw_text) == ("we ask Grimjaw about it", "we ask grim jaw about it")
-    (stored,) = await memory.log.entries("s1")
-    assert (stored.text, [c.entity_id for c in stored.corrections]) == (line.text, ["grimjaw"])
-    # Text the caller corrected itself is kept as given.
-    own = await live.record(
-        "p1", "Kael", "we ask Mira", START + timedelta(seconds=5), raw_text="we ask mirra"
-    )
-    assert own.text == "we ask Mira" and own.corrections == ()

@@ -1,0 +1,217 @@
+"""The recorder: what a voice bridge (over the recorder endpoint) or a DM's terminal (`record`)
+does to a session while it is played.
+
+Every call is one transaction: an append stores all of its utterances or none. Misheard
+campaign names are put back before a line is stored (the phonetic stage), so the hot context
+and every search see them right from the first moment. Each open session gets a
+`LiveIndexer` in the recorder's task group; ending a session stops it and runs `session end`
+in the background.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+import anyio
+from anyio.abc import TaskGroup
+from pydantic import BaseModel
+
+from glyphoxa_mcp.app import App
+from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
+from glyphoxa_mcp.correction.spans import apply_corrections, phonetic_spans
+from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError, NotFoundError
+from glyphoxa_mcp.pipeline.finish import EndReport, end_session
+from glyphoxa_mcp.recording.live_index import LiveIndexer
+from glyphoxa_mcp.recording.utterances import (
+    MAX_UTTERANCES_PER_CALL,
+    RecordedUtterance,
+    SpokenUtterance,
+)
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewSession, Session, build
+from glyphoxa_mcp.storage.session_facts import SessionFact
+from glyphoxa_mcp.storage.vocabulary import EntityType
+
+log = logging.getLogger(__name__)
+
+class EndState(BaseModel):
+    """Where ending a session has got to."""
+
+    session_id: str
+    state: Literal["ending", "ended", "failed"]
+    summary_source: Literal["llm", "extractive"] | None = None
+    llm_unreachable: str | None = None
+    participants: list[str] = []
+    error: str | None = None
+
+    @classmethod
+    def of(cls, report: EndReport) -> EndState:
+        return cls(
+            session_id=report.session_id,
+            state="ended",
+            summary_source=report.summary_source,
+            llm_unreachable=report.llm_unreachable,
+            participants=list(report.participants),
+        )
+
+
+@dataclass
+class Ending:
+    state: EndState
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+class Recorder:
+    """Records sessions of any campaign; background work runs in `tasks`."""
+
+    def __init__(
+        self, app: App, tasks: TaskGroup, correctors: CorrectorCache = SHARED_CORRECTORS
+    ) -> None:
+        self.app = app
+        self.memory_of = app.memory
+        self._tasks = tasks
+        self._correctors = correctors
+        self._indexers: dict[tuple[str, str], LiveIndexer] = {}
+        self._endings: dict[tuple[str, str], Ending] = {}
+
+    async def start(
+        self,
+        campaign: str,
+        session_id: str,
+        *,
+        title: str | None = None,
+        started_at: datetime | None = None,
+    ) -> Session:
+        """Open the session (or fill in a title or an earlier start of an existing one)."""
+        memory = self.memory_of(campaign)
+        session = build(NewSession, id=session_id, title=title, started_at=started_at)
+        return await memory.sessions.upsert(session)
+
+    async def append(
+        self, campaign: str, session_id: str, utterances: Sequence[SpokenUtterance]
+    ) -> list[RecordedUtterance]:
+        """Store the utterances (one transaction), names put back; for each, in order, what
+        was stored and whether it is new."""
+        if not utterances:
+            raise InvalidInputError("Give at least one utterance.", field="utterances")
+        if len(utterances) > MAX_UTTERANCES_PER_CALL:
+            raise InvalidInputError(
+                f"At most {MAX_UTTERANCES_PER_CALL} utterances per call; got {len(utterances)}.",
+                field="utterances",
+            )
+        memory = self.memory_of(campaign)
+        await self._session(memory, session_id)
+        corrector = self._correctors.for_entities(await memory.known_entities())
+        entries = []
+        for utterance in utterances:
+            spans = phonetic_spans(corrector.correct(utterance.text))
+            entries.append(utterance.entry(apply_corrections(utterance.text, spans), spans))
+        recorded = await memory.log.record(session_id, entries)
+        if any(new for _, new in recorded):
+            self._indexer(memory, session_id).poke()
+        return [
+            RecordedUtterance.of(entry, utterance.utterance_id, new)
+            for (entry, new), utterance in zip(recorded, utterances, strict=True)
+        ]
+
+    async def searchable(self, campaign: str, session_id: str) -> None:
+        """Wait until every line appended so far is in the semantic index."""
+        indexer = self._indexers.get((campaign, session_id))
+        if indexer is not None:
+            await indexer.caught_up()
+
+    async def end(
+        self,
+        campaign: str,
+        session_id: str,
+        *,
+        on_done: Callable[[EndState], Awaitable[None]] | None = None,
+    ) -> Ending:
+        """Stop the session's live work and end it in the background (as `session end`
+        does); asking again while it runs returns the same ending."""
+        memory = self.memory_of(campaign)
+        await self._session(memory, session_id)
+        key = (campaign, session_id)
+        running = self._endings.get(key)
+        if running is not None and running.state.state == "ending":
+            return running
+        ending = self._endings[key] = Ending(EndState(session_id=session_id, state="ending"))
+        indexer = self._indexers.pop(key, None)
+        if indexer is not None:
+            indexer.stop()
+
+        async def finish() -> None:
+            try:
+                report = await end_session(
+                    self.app.db, campaign, session_id, self.app.embedder, chat=self.app.chat
+                )
+                ending.state = EndState.of(report)
+            except GlyphoxaError as exc:
+                log.warning("ending session %s failed: %s", session_id, exc)
+                ending.state = EndState(session_id=session_id, state="failed", error=str(exc))
+            ending.done.set()
+            if on_done is not None:
+                await on_done(ending.state)
+
+        self._tasks.start_soon(finish)
+        return ending
+
+    async def set_fact(
+        self, campaign: str, session_id: str, key: str, text: str, npc_id: str | None
+    ) -> SessionFact:
+        memory = self.memory_of(campaign)
+        await self._session(memory, session_id)
+        if npc_id is not None:
+            await self._npc(memory, npc_id)
+        return await memory.session_facts.set(session_id, key, text, npc_id)
+
+    async def clear_facts(self, campaign: str, session_id: str, key: str | None) -> list[str]:
+        memory = self.memory_of(campaign)
+        await self._session(memory, session_id)
+        cleared = await memory.session_facts.clear(session_id, key)
+        if key is not None and not cleared:
+            raise NotFoundError(
+                f"key: session {session_id!r} has no fact {key!r} (glyphoxa-mcp session facts "
+                f"{session_id} lists them)."
+            )
+        return cleared
+
+    def _indexer(self, memory: CampaignMemory, session_id: str) -> LiveIndexer:
+        key = (memory.campaign_id, session_id)
+        indexer = self._indexers.get(key)
+        if indexer is None or not indexer.running:
+            indexer = LiveIndexer(memory, self.app.embedder, session_id, self.app.chat)
+            self._indexers[key] = indexer
+
+            async def run() -> None:
+                await indexer.run()
+                if self._indexers.get(key) is indexer:
+                    del self._indexers[key]
+
+            self._tasks.start_soon(run)
+        return indexer
+
+    async def _session(self, memory: CampaignMemory, session_id: str) -> Session:
+        try:
+            return await memory.sessions.get(session_id)
+        except NotFoundError:
+            raise NotFoundError(
+                f"session_id: no session {session_id!r} in this campaign; start it first "
+                "(session.start)."
+            ) from None
+
+    async def _npc(self, memory: CampaignMemory, npc_id: str) -> None:
+        try:
+            entity = await memory.graph.get_entity(npc_id)
+        except NotFoundError:
+            entity = None
+        if entity is None or entity.type is not EntityType.NPC:
+            raise InvalidInputError(
+                f"No NPC {npc_id!r} in this campaign; leave npc_id out to show the fact to "
+                "every NPC.",
+                field="npc_id",
+            )
