@@ -26,6 +26,7 @@ class HotBudgets(BaseModel):
     identity_tokens: int = Field(default=500, ge=50)
     transcript_tokens: int = Field(default=1500, ge=50)
     scene_tokens: int = Field(default=300, ge=50)
+    session_facts_tokens: int = Field(default=200, ge=50)
     transcript_minutes: float = Field(default=5.0, gt=0)
 
 
@@ -82,11 +83,19 @@ def section(header: str, lines: list[str], budget: int, dropped: int) -> Section
     return Section(text=text, tokens=estimate_tokens(text), budget=budget, dropped_lines=dropped)
 
 
-def render_prompt(npc_name: str, identity: Section, transcript: Section, scene: Section) -> str:
-    return "\n\n".join(
-        [
-            f"## Who you are: {npc_name}\n{identity.text}",
-            f"## Where you are\n{scene.text}",
-            f"## What was just said\n{transcript.text}",
-        ]
-    )
+def render_prompt(
+    npc_name: str,
+    identity: Section,
+    transcript: Section,
+    scene: Section,
+    session_facts: Section | None = None,
+) -> str:
+    parts = [
+        f"## Who you are: {npc_name}\n{identity.text}",
+        f"## Where you are\n{scene.text}",
+    ]
+    if session_facts is not None and session_facts.text:
+        # Temporary truths of tonight's session (a disguise, a truce) outrank the scene.
+        parts.append(f"## This session\n{session_facts.text}")
+    parts.append(f"## What was just said\n{transcript.text}")
+    return "\n\n".join(parts)

@@ -38,6 +38,7 @@ from glyphoxa_mcp.storage.vocabulary import EntityType
 
 log = logging.getLogger(__name__)
 
+
 class EndState(BaseModel):
     """Where ending a session has got to."""
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
@@ -24,6 +24,7 @@ from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.sentences import seen_from
 from glyphoxa_mcp.storage.models import Entity, Entry, IdentitySnapshot, Neighbour
+from glyphoxa_mcp.storage.session_facts import SessionFact
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.results import EntityRef
 from glyphoxa_mcp.views.scope import Scope, scope_of
@@ -43,6 +44,9 @@ class HotContext(BaseModel):
     identity: Section
     scene: Section
     recent_transcript: Section
+    session_facts: Section = Field(
+        description="What holds for this session only (session_facts.set), newest last."
+    )
     transcript: list[TranscriptLine]
     location: EntityRef | None
     present: list[EntityRef]
@@ -174,18 +178,25 @@ class HotLayer:
             scope=scope,
         )
 
-    async def _recent_entries(self, session_id: str | None) -> tuple[str | None, list[Entry]]:
-        """The session (the latest when none is named) and its last minutes of talk."""
+    async def _recent_entries(
+        self, session_id: str | None, npc_id: str
+    ) -> tuple[str | None, list[Entry], list[SessionFact]]:
+        """The session (the latest when none is named), its last minutes of talk and the
+        session facts shown to the NPC."""
         session_id = await self._session(session_id)
         if session_id is None:
-            return None, []
+            return None, [], []
         window = timedelta(minutes=self.budgets.transcript_minutes)
-        return session_id, await self.memory.log.recent(session_id, window=window)
+        entries, facts = await concurrently(
+            lambda: self.memory.log.recent(session_id, window=window),
+            lambda: self.memory.session_facts.shown_to(session_id, npc_id),
+        )
+        return session_id, entries, list(facts)
 
     async def build(self, npc_id: str, session_id: str | None) -> HotContext:
         self._speaks_for(npc_id)
-        known, (session_id, entries) = await concurrently(
-            lambda: self.npc_knowledge(npc_id), lambda: self._recent_entries(session_id)
+        known, (session_id, entries, facts) = await concurrently(
+            lambda: self.npc_knowledge(npc_id), lambda: self._recent_entries(session_id, npc_id)
         )
         npc, identity, location = known.snapshot.entity, known.identity, known.location
         lines, speakers = _heard(entries, known.scope)
@@ -199,6 +210,10 @@ class HotLayer:
             dropped,
         )
         scene, present = self._scene(known, speakers)
+        # A session fact naming someone hidden from the NPC is not shown to it.
+        shown = [f.text for f in facts if not known.scope.redactor.mentions_hidden(f.text)]
+        fact_lines, dropped_facts = fit_newest(shown, self.budgets.session_facts_tokens)
+        session_facts = section("", fact_lines, self.budgets.session_facts_tokens, dropped_facts)
         return HotContext(
             npc=_ref(npc),
             session_id=session_id,
@@ -206,12 +221,13 @@ class HotLayer:
             identity=identity,
             scene=scene,
             recent_transcript=transcript,
+            session_facts=session_facts,
             transcript=lines[len(lines) - len(transcript_lines) :],
             location=_ref(location) if location else None,
             present=present,
             active_quests=[_ref(quest) for quest in known.quests],
             budgets=self.budgets,
-            prompt=render_prompt(npc.name, identity, transcript, scene),
+            prompt=render_prompt(npc.name, identity, transcript, scene, session_facts),
         )
 
     def _identity(self, snapshot: IdentitySnapshot, redactor: Redactor) -> Section:

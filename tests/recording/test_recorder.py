@@ -15,6 +15,7 @@ from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
 from glyphoxa_mcp.recording.utterances import SpokenUtterance
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import SearchFilters
+from glyphoxa_mcp.views.view import View
 from tests.providers.fake_openai import chat, serve
 from tests.recording.conftest import recording
 
@@ -107,14 +108,30 @@ async def test_session_facts_are_shown_to_their_npc_and_go_when_the_session_ends
             "ashfall", "live", "disguise", "The party is disguised as merchants.", None
         )
         await recorder.set_fact("ashfall", "live", "debt", "Kael owes Mira a favour.", "mira")
+        await recorder.set_fact(
+            "ashfall", "live", "cult", "The Cult watches the merchants' road.", None
+        )
         facts = village.session_facts
-        assert [f.key for f in await facts.shown_to("live", "grimjaw")] == ["disguise"]
-        assert [f.key for f in await facts.shown_to("live", "mira")] == ["disguise", "debt"]
+        assert [f.key for f in await facts.shown_to("live", "grimjaw")] == ["disguise", "cult"]
+        assert [f.key for f in await facts.shown_to("live", "mira")] == ["disguise", "debt", "cult"]
+        mira = await (await View.open(village, "mira")).hot_context("mira", "live")
+        assert mira.session_facts.text.splitlines() == [
+            "The party is disguised as merchants.",
+            "Kael owes Mira a favour.",
+        ]  # not the line naming the Cult, which Mira may not know of
+        assert "## This session\nThe party is disguised as merchants." in mira.prompt
+        vask = await (await View.open(village, "vask")).hot_context("vask", "live")
+        assert vask.session_facts.text.splitlines() == [
+            "The party is disguised as merchants.",
+            "The Cult watches the merchants' road.",
+        ]
         with pytest.raises(InvalidInputError, match="npc_id"):
             await recorder.set_fact("ashfall", "live", "x", "text", "red-kettle")
         with pytest.raises(NotFoundError, match="key: session 'live' has no fact 'nope'"):
             await recorder.clear_facts("ashfall", "live", "nope")
         assert await recorder.clear_facts("ashfall", "live", "debt") == ["debt"]
+        mira = await (await View.open(village, "mira")).hot_context("mira", "live")
+        assert "favour" not in mira.prompt
 
         ending = await recorder.end("ashfall", "live")
         assert ending.state.state == "ending"
