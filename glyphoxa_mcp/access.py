@@ -69,6 +69,10 @@ class Viewer(BaseModel):
     def npc(cls, campaign: str, npc_id: str) -> Viewer:
         return cls(campaign=campaign, kind=ViewerKind.NPC, npc_id=npc_id)
 
+    @classmethod
+    def recorder(cls, campaign: str) -> Viewer:
+        return cls(campaign=campaign, kind=ViewerKind.RECORDER)
+
     def describe(self) -> str:
         if self.kind is ViewerKind.NPC:
             return f"NPC {self.npc_id!r} of campaign {self.campaign!r}"

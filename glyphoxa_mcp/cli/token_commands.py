@@ -7,7 +7,7 @@ import json
 import sys
 from datetime import UTC, datetime, timedelta
 
-from glyphoxa_mcp.access import Grant, Viewer
+from glyphoxa_mcp.access import Grant, Viewer, ViewerKind
 from glyphoxa_mcp.cli.dm_support import check_npc, emit
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.cli.output import print_table
@@ -26,7 +26,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "token",
         help="bearer tokens for `serve --transport http`",
         description="Each token lets one viewer (an NPC or the DM) of one campaign "
-        "read over HTTP, up to a tier. The database keeps only a hash of it.",
+        "read over HTTP, up to a tier, or lets a recorder (a voice bridge) write that "
+        "campaign's sessions at /c/{campaign}/record/mcp. The database keeps only a hash of it.",
     )
     actions = token.add_subparsers(title="actions", metavar="ACTION", required=True)
 
@@ -37,6 +38,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     viewer = create.add_mutually_exclusive_group(required=True)
     viewer.add_argument("--npc", metavar="ID", help="the NPC whose view the token reads")
     viewer.add_argument("--dm", action="store_true", help="the DM's view: every secret")
+    viewer.add_argument(
+        "--recorder",
+        action="store_true",
+        help="a recorder: appends transcripts and session facts, reads nothing",
+    )
     create.add_argument(
         "--tier",
         type=str.upper,
@@ -77,6 +83,10 @@ def _viewer(args: argparse.Namespace) -> Viewer:
         raise InvalidInputError("--campaign: name the campaign the token is for.")
     if args.npc:
         return Viewer.npc(args.campaign, args.npc)
+    if args.recorder:
+        if args.tier:
+            raise InvalidInputError("--tier: a recorder token has no tier; leave it out.")
+        return Viewer.recorder(args.campaign)
     return Viewer.dm(args.campaign)
 
 
@@ -97,9 +107,13 @@ async def run_create(args: argparse.Namespace) -> int:
         print(json.dumps({"id": grant.id, "token": token.token}))
         return 0
     print(token.token)
+    reach = (
+        f"at /c/{viewer.campaign}/record/mcp"
+        if viewer.kind is ViewerKind.RECORDER
+        else f"tiers up to {(grant.max_tier or Tier.DEEP).value}"
+    )
     print(
-        f"Token {grant.id} for {viewer.describe()}, tiers up to "
-        f"{(grant.max_tier or Tier.DEEP).value}"
+        f"Token {grant.id} for {viewer.describe()}, {reach}"
         + (f", expires {grant.expires_at:%Y-%m-%d}" if grant.expires_at else "")
         + ". It is shown only now: keep it where your client reads it.",
         file=sys.stderr,

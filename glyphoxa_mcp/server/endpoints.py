@@ -3,7 +3,8 @@
 A viewer (one NPC, or the DM, of one campaign) gets one MCP server per tier, sharing that
 viewer's scope cache and subscriptions; every viewer of a campaign shares the campaign's
 memory. Servers are never shared between viewers, so nothing one viewer is told (results,
-cached scope, change notifications) can reach another.
+cached scope, change notifications) can reach another. A campaign's recorder gets the
+recorder server (no tiers); the process has one `Recorder` for every campaign's sessions.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from glyphoxa_mcp.app import App
 from glyphoxa_mcp.db.change_feed import Change
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.recording.recorder import Recorder
 from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.recorder import build_recorder_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import Tier, TierPolicy
@@ -46,8 +49,9 @@ def is_endpoint_path(route_path: str) -> bool:
 @dataclass(frozen=True)
 class ViewerEndpoints:
     viewer: Viewer
-    subscriptions: HotSubscriptions
-    apps: dict[Tier, ASGIApp]
+    subscriptions: HotSubscriptions | None
+    # The recorder's one server is under None: it has no tiers.
+    apps: dict[Tier | None, ASGIApp]
 
 
 @dataclass(frozen=True)
@@ -73,10 +77,13 @@ class EndpointRegistry:
         self._endpoints: dict[Viewer, ViewerEndpoints] = {}
         self._making: dict[Viewer, anyio.Lock] = {}
         self._tasks: TaskGroup | None = None
+        self._recorder: Recorder | None = None
 
     def run_in(self, tasks: TaskGroup) -> None:
-        """Sessions of every endpoint run in `tasks`, which outlives the requests."""
+        """Sessions of every endpoint, and recording's background work, run in `tasks`,
+        which outlives the requests."""
         self._tasks = tasks
+        self._recorder = Recorder(self.app, tasks)
 
     async def get(self, viewer: Viewer) -> ViewerEndpoints:
         """The viewer's endpoints; NotFoundError when this server does not serve it."""
@@ -92,11 +99,13 @@ class EndpointRegistry:
 
     async def on_change(self, change: Change) -> None:
         for endpoints in list(self._endpoints.values()):
-            if endpoints.viewer.campaign == change.campaign:
+            if endpoints.viewer.campaign == change.campaign and endpoints.subscriptions:
                 await endpoints.subscriptions.on_change(change)
 
     async def _make(self, viewer: Viewer) -> ViewerEndpoints:
-        if viewer.kind is ViewerKind.RECORDER or self.only not in (None, viewer):
+        if viewer.kind is ViewerKind.RECORDER:
+            return await self._make_recorder(viewer)
+        if self.only not in (None, viewer):
             raise NotFoundError(f"This server does not serve {viewer.describe()}.")
         view = await self.app.view(viewer.campaign, viewer.npc_id)
         memory = view.memory
@@ -112,7 +121,7 @@ class EndpointRegistry:
         states = {
             tier: ServerState(view, policy) for tier, policy in self.settings.policies.items()
         }
-        apps: dict[Tier, ASGIApp] = {}
+        apps: dict[Tier | None, ASGIApp] = {}
         for tier, state in states.items():
             server = build_server(
                 state, self.settings.style, self.settings.budgets, subscriptions=subscriptions
@@ -121,6 +130,20 @@ class EndpointRegistry:
             await self._run_sessions(server)
         log.info("serving %s", viewer.describe())
         return ViewerEndpoints(viewer, subscriptions, apps)
+
+    async def _make_recorder(self, viewer: Viewer) -> ViewerEndpoints:
+        """A campaign's recorder: served beside every viewer, or beside the one viewer of
+        that campaign a single-viewer server serves."""
+        if self._recorder is None:
+            raise RuntimeError("EndpointRegistry.run_in must be called before serving")
+        if self.only is not None and self.only.campaign != viewer.campaign:
+            raise NotFoundError(f"This server does not serve {viewer.describe()}.")
+        await self.app.memory(viewer.campaign).campaign()  # NotFoundError for none
+        server = build_recorder_server(self._recorder, viewer.campaign, self.settings.style)
+        app = _http_app(server)
+        await self._run_sessions(server)
+        log.info("serving %s", viewer.describe())
+        return ViewerEndpoints(viewer, None, {None: app})
 
     async def _run_sessions(self, server: MCPServer) -> None:
         if self._tasks is None:

@@ -3,6 +3,7 @@
     /c/{campaign}/npc/{npc_id}/{tier}/mcp   streamable HTTP, in that NPC's view
     /c/{campaign}/npc/{npc_id}/{tier}/sse   SSE (messages posted to .../messages/)
     /c/{campaign}/dm/{tier}/mcp and /sse    the DM's view
+    /c/{campaign}/record/mcp and /sse       the recorder's tools (a recorder token)
     /healthz                                 whether the database answers, within a second
 
 Serving one viewer (`serve --campaign C [--npc ID]`) also keeps the paths of a server made
@@ -40,7 +41,7 @@ log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 0.8
 TIERS_BY_PATH = {tier.value.lower(): tier for tier in Tier}
 
-ViewerOf = Callable[[dict[str, Any]], tuple[Viewer, Tier]]
+ViewerOf = Callable[[dict[str, Any]], tuple[Viewer, Tier | None]]
 
 
 def _route_path(scope: Scope) -> str:
@@ -61,6 +62,10 @@ def npc_path_viewer(params: dict[str, Any]) -> tuple[Viewer, Tier]:
 
 def dm_path_viewer(params: dict[str, Any]) -> tuple[Viewer, Tier]:
     return Viewer.dm(params["campaign"]), _tier(params["tier"])
+
+
+def recorder_path_viewer(params: dict[str, Any]) -> tuple[Viewer, Tier | None]:
+    return Viewer.recorder(params["campaign"]), None
 
 
 def fixed_viewer(viewer: Viewer, tier: Tier) -> ViewerOf:
@@ -145,6 +150,7 @@ def build_http_app(
         Route("/healthz", healthz, methods=["GET"]),
         Mount("/c/{campaign}/npc/{npc_id}/{tier}", app=door(npc_path_viewer)),
         Mount("/c/{campaign}/dm/{tier}", app=door(dm_path_viewer)),
+        Mount("/c/{campaign}/record", app=door(recorder_path_viewer)),
     ]
     if single is not None:
         for segment, tier in TIERS_BY_PATH.items():

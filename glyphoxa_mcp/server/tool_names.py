@@ -13,15 +13,29 @@ from enum import StrEnum
 STRICT_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
-class ToolName(StrEnum):
+class DottedName(StrEnum):
+    @property
+    def underscored(self) -> str:
+        return self.value.replace(".", "_")
+
+
+class ToolName(DottedName):
+    """The memory tools, listed on NPC and DM endpoints."""
+
     SEARCH_SESSIONS = "memory.search_sessions"
     QUERY_ENTITIES = "memory.query_entities"
     GET_SESSION_SUMMARY = "memory.get_session_summary"
     SEARCH_FACTS = "memory.search_facts"
 
-    @property
-    def underscored(self) -> str:
-        return self.value.replace(".", "_")
+
+class RecorderToolName(DottedName):
+    """The recorder's tools, for bridge programs: listed on the recorder endpoint only."""
+
+    SESSION_START = "session.start"
+    TRANSCRIPT_APPEND = "transcript.append"
+    SESSION_END = "session.end"
+    SESSION_FACTS_SET = "session_facts.set"
+    SESSION_FACTS_CLEAR = "session_facts.clear"
 
 
 class NameStyle(StrEnum):
@@ -30,6 +44,9 @@ class NameStyle(StrEnum):
 
 
 _BY_SPELLING = {spelling: tool for tool in ToolName for spelling in (tool.value, tool.underscored)}
+_RECORDER_BY_SPELLING = {
+    spelling: tool for tool in RecorderToolName for spelling in (tool.value, tool.underscored)
+}
 
 
 def canonical(name: str) -> ToolName | None:
@@ -37,5 +54,9 @@ def canonical(name: str) -> ToolName | None:
     return _BY_SPELLING.get(name)
 
 
-def advertised(tool: ToolName, style: NameStyle) -> str:
+def canonical_recorder(name: str) -> RecorderToolName | None:
+    return _RECORDER_BY_SPELLING.get(name)
+
+
+def advertised(tool: DottedName, style: NameStyle) -> str:
     return tool.underscored if style is NameStyle.UNDERSCORE else tool.value

@@ -1,0 +1,269 @@
+"""The recorder endpoint's MCP server: tools for the program that hears the table (a voice
+bridge), never listed to an NPC or the DM.
+
+    session.start          open a session (or give it a title or an earlier start)
+    transcript.append      store utterances as they are spoken, names put back
+    session.end            end it as `glyphoxa-mcp session end` does, in the background
+    session_facts.set      a fact of this session only, for every NPC or one
+    session_facts.clear    remove one, or all of them
+
+Calls under the underscore spelling work too; the listing uses the server's style.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import AwareDatetime, BaseModel, Field
+
+from glyphoxa_mcp import __version__
+from glyphoxa_mcp.recording.recorder import EndState, Recorder
+from glyphoxa_mcp.recording.utterances import (
+    MAX_UTTERANCES_PER_CALL,
+    RecordedUtterance,
+    SpokenUtterance,
+)
+from glyphoxa_mcp.server.client_logging import ClientLogging
+from glyphoxa_mcp.server.state import tool_errors
+from glyphoxa_mcp.server.tool_names import (
+    NameStyle,
+    RecorderToolName,
+    advertised,
+    canonical_recorder,
+)
+from glyphoxa_mcp.storage.session_facts import SessionFact
+from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+
+INSTRUCTIONS = (
+    "Records a tabletop RPG session while it is played: start the session, append each "
+    "utterance as speech-to-text hears it, set facts that hold for this session only, and "
+    "end it when the table stops."
+)
+SessionId = Annotated[
+    str, Field(description="The session's id (letters, digits, - _ . :).", pattern=KEY_PATTERN)
+]
+FactKey = Annotated[
+    str, Field(description="Names the fact: setting it again replaces it.", pattern=KEY_PATTERN)
+]
+
+
+@dataclass(frozen=True)
+class RecorderState:
+    recorder: Recorder
+    campaign: str
+    client_logging: ClientLogging
+
+
+def _state(ctx: Context[Any, Any]) -> RecorderState:
+    state = ctx.request_context.lifespan_context
+    assert isinstance(state, RecorderState), "the recorder's lifespan must yield its state"
+    return state
+
+
+class StartedSession(BaseModel):
+    session_id: str
+    title: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+
+
+class AppendResult(BaseModel):
+    session_id: str
+    new: int = Field(description="How many of the utterances were not stored before.")
+    utterances: list[RecordedUtterance]
+
+
+class ClearedFacts(BaseModel):
+    session_id: str
+    cleared: list[str]
+
+
+async def session_start(
+    ctx: Context[Any, Any],
+    session_id: SessionId,
+    title: Annotated[str | None, Field(description="The session's title.", max_length=200)] = None,
+    started_at: Annotated[
+        AwareDatetime | None, Field(description="When it began (ISO 8601 with offset).")
+    ] = None,
+) -> StartedSession:
+    state = _state(ctx)
+    with tool_errors():
+        session = await state.recorder.start(
+            state.campaign, session_id, title=title, started_at=started_at
+        )
+    return StartedSession(
+        session_id=session.id,
+        title=session.title,
+        started_at=session.started_at,
+        ended_at=session.ended_at,
+    )
+
+
+async def transcript_append(
+    ctx: Context[Any, Any],
+    session_id: SessionId,
+    utterances: Annotated[
+        list[SpokenUtterance],
+        Field(
+            description="One or more utterances, in the order they were spoken.",
+            min_length=1,
+            max_length=MAX_UTTERANCES_PER_CALL,
+        ),
+    ],
+) -> AppendResult:
+    state = _state(ctx)
+    with tool_errors():
+        recorded = await state.recorder.append(state.campaign, session_id, utterances)
+    return AppendResult(
+        session_id=session_id, new=sum(r.new for r in recorded), utterances=recorded
+    )
+
+
+async def session_end(
+    ctx: Context[Any, Any],
+    session_id: SessionId,
+    wait: Annotated[
+        bool,
+        Field(description="Answer when the session has ended, not at once (can take minutes)."),
+    ] = False,
+) -> EndState:
+    state = _state(ctx)
+    session = ctx.request_context.session
+
+    async def tell(ended: EndState) -> None:
+        if ended.state == "ended":
+            message = f"Session {ended.session_id!r} has ended ({ended.summary_source} summary)."
+        else:
+            message = f"Ending session {ended.session_id!r} failed: {ended.error}"
+        await state.client_logging.send(
+            session, "info" if ended.error is None else "error", message
+        )
+
+    with tool_errors():
+        ending = await state.recorder.end(state.campaign, session_id, on_done=tell)
+    if wait:
+        await ending.done.wait()
+    return ending.state
+
+
+async def session_facts_set(
+    ctx: Context[Any, Any],
+    session_id: SessionId,
+    key: FactKey,
+    text: Annotated[
+        str, Field(description="The fact, one sentence.", min_length=1, max_length=2000)
+    ],
+    npc_id: Annotated[
+        str | None,
+        Field(
+            description="Only this NPC is shown it; leave out for every NPC.", pattern=KEY_PATTERN
+        ),
+    ] = None,
+) -> SessionFact:
+    state = _state(ctx)
+    with tool_errors():
+        return await state.recorder.set_fact(state.campaign, session_id, key, text, npc_id)
+
+
+async def session_facts_clear(
+    ctx: Context[Any, Any],
+    session_id: SessionId,
+    key: Annotated[
+        str | None,
+        Field(description="The fact to remove; leave out to remove all.", pattern=KEY_PATTERN),
+    ] = None,
+) -> ClearedFacts:
+    state = _state(ctx)
+    with tool_errors():
+        cleared = await state.recorder.clear_facts(state.campaign, session_id, key)
+    return ClearedFacts(session_id=session_id, cleared=cleared)
+
+
+TOOLS = (
+    (RecorderToolName.SESSION_START, session_start, "Start a session"),
+    (RecorderToolName.TRANSCRIPT_APPEND, transcript_append, "Append utterances"),
+    (RecorderToolName.SESSION_END, session_end, "End a session"),
+    (RecorderToolName.SESSION_FACTS_SET, session_facts_set, "Set a session fact"),
+    (RecorderToolName.SESSION_FACTS_CLEAR, session_facts_clear, "Clear session facts"),
+)
+DESCRIPTIONS = {
+    RecorderToolName.SESSION_START: "Open a session before appending to it. Again: gives it "
+    "a title or an earlier start; nothing else changes.",
+    RecorderToolName.TRANSCRIPT_APPEND: "Store utterances as speech-to-text hears them, all "
+    "or none. Misheard campaign names are put back; each utterance comes back with its id, "
+    "whether it is new (sending it again stores nothing) and its corrected text. NPCs see a "
+    "line in their hot context at once and find it by search within seconds.",
+    RecorderToolName.SESSION_END: "End the session: index, summarise and remember it as an "
+    "episode (as `glyphoxa-mcp session end`), in the background; its session facts are "
+    "cleared. Call again to see how far it got, or pass wait=true.",
+    RecorderToolName.SESSION_FACTS_SET: "A fact that holds for this session only (a "
+    "disguise, a truce): shown under 'This session' in the hot context of every NPC, or of "
+    "npc_id alone, until the session ends.",
+    RecorderToolName.SESSION_FACTS_CLEAR: "Remove a session fact by key, or all of them.",
+}
+
+
+class RecorderNames:
+    """Lists the tools in the server's name style and accepts calls under either spelling."""
+
+    def __init__(self, style: NameStyle) -> None:
+        self.style = style
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if ctx.method == "tools/call" and isinstance(ctx.params, dict):
+            tool = canonical_recorder(str(ctx.params.get("name", "")))
+            if tool is not None:
+                ctx = dataclasses.replace(ctx, params={**ctx.params, "name": tool.value})
+            return await call_next(ctx)
+        result = await call_next(ctx)
+        if ctx.method != "tools/list":
+            return result
+        listing = result.model_dump(by_alias=True) if isinstance(result, BaseModel) else result
+        if not isinstance(listing, dict):
+            return result
+        tools = []
+        for entry in listing.get("tools", []):
+            tool = canonical_recorder(entry.get("name", ""))
+            tools.append({**entry, "name": advertised(tool, self.style)} if tool else entry)
+        return {**listing, "tools": tools}
+
+
+def build_recorder_server(
+    recorder: Recorder, campaign: str, style: NameStyle = NameStyle.DOTTED
+) -> MCPServer:
+    client_logging = ClientLogging()
+    state = RecorderState(recorder, campaign, client_logging)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_server: MCPServer) -> AsyncIterator[RecorderState]:
+        yield state
+
+    server = MCPServer(
+        "glyphoxa-recorder",
+        title=f"Glyphoxa recorder ({campaign})",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        lifespan=lifespan,
+        middleware=[RecorderNames(style)],
+    )
+    client_logging.attach(server)
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+    for name, function, title in TOOLS:
+        server.add_tool(
+            function,
+            name=name.value,
+            title=title,
+            description=DESCRIPTIONS[name],
+            annotations=writes,
+        )
+    return server
