@@ -23,6 +23,7 @@ from glyphoxa_mcp.cli import (
     eval_command,
     import_command,
     knowledge_commands,
+    record_command,
     schemas_command,
     serve_command,
     session_commands,
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     knowledge_commands.register(commands)
     import_command.register(commands)
     session_commands.register(commands)
+    record_command.register(commands)
     token_commands.register(commands)
     vocabulary_command.register(commands)
     correct_command.register(commands)

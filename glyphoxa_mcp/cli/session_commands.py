@@ -60,6 +60,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     listing = sessions.add_parser("list", help="the sessions, oldest first")
     add_common(listing)
     listing.set_defaults(run=run_list)
+    facts = sessions.add_parser(
+        "facts",
+        help="the session's temporary facts (set by a recorder; gone when it ends)",
+    )
+    facts.add_argument("session")
+    add_common(facts)
+    facts.set_defaults(run=run_facts)
     end = sessions.add_parser(
         "end", help="finish a session: index it, summarise it, and record its episode"
     )
@@ -162,6 +169,26 @@ async def run_list(args: argparse.Namespace) -> int:
         )
     else:
         print("No sessions yet.")
+    return 0
+
+
+async def run_facts(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (_, memory):
+        await memory.sessions.get(args.session)
+        facts = await memory.session_facts.of_session(args.session)
+    if args.json:
+        emit(args, [f.model_dump(mode="json") for f in facts], "")
+    elif facts:
+        print_table(
+            ["key", "for", "set", "text"],
+            [[f.key, f.npc_id or "every NPC", _day(f.set_at), f.text] for f in facts],
+        )
+        print(
+            "\nThey are cleared when the session ends; to keep one, add it as a fact: "
+            'glyphoxa-mcp fact add SUBJECT "TEXT" --session ' + args.session
+        )
+    else:
+        print(f"Session {args.session!r} has no session facts.")
     return 0
 
 

@@ -66,6 +66,12 @@ def parse_jsonl(lines: Iterable[str], source: str = "transcript") -> list[NewEnt
 _SPEAKER_LINE = re.compile(r"^\s*([^:]{1,80}?)\s*:\s*(\S.*)$")
 
 
+def split_speaker_line(raw: str) -> tuple[str, str] | None:
+    """The speaker and the words of a `Speaker: text` line, or None for another shape."""
+    match = _SPEAKER_LINE.match(raw)
+    return (match.group(1), match.group(2).strip()) if match else None
+
+
 def parse_plain(
     lines: Iterable[str], start: datetime, source: str = "transcript", step_seconds: float = 5.0
 ) -> list[NewEntry]:
@@ -76,12 +82,12 @@ def parse_plain(
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        match = _SPEAKER_LINE.match(raw)
-        if match is None:
+        parts = split_speaker_line(raw)
+        if parts is None:
             raise InvalidInputError(
                 f"{source}:{number}: expected 'Speaker: text', got {raw.strip()!r}."
             )
-        speaker, text = match.group(1), match.group(2).strip()
+        speaker, text = parts
         try:
             entries.append(
                 NewEntry(

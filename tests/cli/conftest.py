@@ -20,7 +20,7 @@ def cli_dsn(db256: Database) -> str:
 def glyphoxa(cli_dsn: str) -> Cli:
     """`glyphoxa-mcp ARGS --dsn <this test's database>`, in process."""
 
-    def run(*args: str, env: dict[str, str] | None = None) -> Ran:
-        return run_in_process(*args, "--dsn", cli_dsn, env=env)
+    def run(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> Ran:
+        return run_in_process(*args, "--dsn", cli_dsn, env=env, stdin=stdin)
 
     return run

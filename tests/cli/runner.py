@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,14 +40,28 @@ def environment(env: dict[str, str] | None) -> Iterator[None]:
         os.environ.update(saved)
 
 
-def run_in_process(*args: str, env: dict[str, str] | None = None) -> Ran:
+@contextlib.contextmanager
+def standard_input(text: str | None) -> Iterator[None]:
+    saved = sys.stdin
+    sys.stdin = io.StringIO(text or "")
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def run_in_process(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> Ran:
     """`glyphoxa-mcp ARGS` through `main`, in a thread of its own: main runs its own event
     loop, which an async test's running loop would not allow in this thread."""
     out, err = io.StringIO(), io.StringIO()
     code: list[int] = []
 
     def call() -> None:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            standard_input(stdin),
+        ):
             try:
                 code.append(main(list(args)))
             except SystemExit as exit_:  # argparse's usage errors and --help
