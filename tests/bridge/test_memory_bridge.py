@@ -7,14 +7,20 @@ from collections.abc import AsyncIterator
 import pytest
 from mcp.client import Client
 
+from glyphoxa_mcp.app import App
 from glyphoxa_mcp.bridge import MemoryBridge
+from glyphoxa_mcp.config import Settings
+from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.recorder import build_recorder_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
 from tests.conftest import unhurried
+from tests.recording.conftest import recording
 from tests.storage.graph_fixtures import build_village
 
 
@@ -107,3 +113,49 @@ async def test_underscore_names_are_called_as_the_server_lists_them(
         answer = await bridge.call("memory_query_entities", {"name": "Grimjaw"})
     assert answer["entities"][0]["id"] == "grimjaw"
     assert "not listed by server" not in caplog.text
+
+
+async def test_the_context_block_joins_the_hot_context_and_what_a_partial_names(
+    village: CampaignMemory,
+) -> None:
+    async with bridge_to(village) as bridge:
+        hot = await bridge.context("grimjaw")
+        combined = await bridge.context("grimjaw", "have you seen mirra lately")
+    assert hot.startswith("## Who you are: Grimjaw")
+    assert combined.startswith(hot)
+    about = combined[len(hot) :]
+    assert about.startswith("\n\n## What this is about\n") and "Mira" in about
+
+
+async def test_recording_through_the_bridge(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder, db384: Database
+) -> None:
+    await build_village(semantic_memory)
+    app = App(Settings(), db384, offline_embedder, chat=None)
+    async with recording(app) as recorder:
+        state = ServerState(View(semantic_memory), unhurried(Tier.FAST))
+        async with (
+            Client(build_server(state), mode="legacy") as memory_client,
+            Client(build_recorder_server(recorder, "ashfall"), mode="legacy") as recorder_client,
+        ):
+            bridge = MemoryBridge(memory_client, recorder_client)
+            await bridge.start_session("live", title="Live")
+            spoken = {
+                "utterance_id": "a1",
+                "speaker_id": "p1",
+                "speaker_name": "Kael",
+                "text": "Grim jaw, the forge is cold.",
+                "timestamp": "2026-03-01T20:00:00+00:00",
+            }
+            appended = await bridge.record("live", spoken)
+            assert appended["utterances"][0]["text"] == "Grimjaw, the forge is cold."
+            assert "Kael: Grimjaw, the forge is cold." in await bridge.context(
+                "grimjaw", None, "live"
+            )
+            ended = await bridge.end_session("live", wait=True)
+            assert ended["state"] == "ended"
+            with pytest.raises(InvalidInputError, match="session_id: no session 'nope'"):
+                await bridge.record("nope", spoken)
+        async with Client(build_server(state), mode="legacy") as memory_only:
+            with pytest.raises(InvalidInputError, match="no recorder"):
+                await MemoryBridge(memory_only).end_session("live")
