@@ -3,6 +3,7 @@ with the newest partial."""
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import anyio
@@ -31,7 +32,7 @@ async def test_partials_are_fetched_at_most_once_per_interval_newest_last() -> N
             await anyio.sleep(0.01)
     # However slow this machine ran, no two fetches started closer than the interval.
     assert len(fetched) >= 2
-    assert all(later - earlier >= 0.099 for earlier, later in zip(started, started[1:]))
+    assert all(later - earlier >= 0.099 for earlier, later in itertools.pairwise(started))
     assert fetched[0] == partials[0] and fetched[-1] == partials[-1]
     assert results[-1] == f"context for {partials[-1]}"
     assert throttle.fetches == len(fetched)
