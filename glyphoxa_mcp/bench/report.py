@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from glyphoxa_mcp.bench.ingestion import IngestionResult
+from glyphoxa_mcp.bench.live_recording import LiveRecordingResult
 from glyphoxa_mcp.bench.loader import LoadTimings
 from glyphoxa_mcp.bench.machine import Machine
 from glyphoxa_mcp.bench.operations import (
@@ -81,6 +82,7 @@ class BenchReport(BaseModel):
     warmup: int
     measurements: list[Measurement]
     ingestion: IngestionResult | None
+    live_recording: LiveRecordingResult | None = None
 
     def find(self, operation: str, scope: str, mode: Mode) -> Summary | None:
         for m in self.measurements:
@@ -188,4 +190,19 @@ def ingestion_rows(result: IngestionResult) -> list[list[str]]:
             f"{result.utterances_per_s_without_embedding:g}",
             f">= {TARGET_UTTERANCES_PER_S:g}",
         ]
+    ]
+
+
+LIVE_HEADERS = ("measure", "p50/p95/p99 ms", "target p95", "verdict")
+
+
+def live_rows(result: LiveRecordingResult) -> list[list[str]]:
+    def row(name: str, summary: Summary, target: float | None) -> list[str]:
+        verdict = "-" if target is None else ("meets" if summary.p95_ms <= target else "MISSES")
+        return [name, _triple(summary), "-" if target is None else f"<= {target:g} ms", verdict]
+
+    return [
+        row("append call", result.append, None),
+        row("append -> hot notification", result.hot_notification, result.target_notified_ms),
+        row("append -> found by search", result.searchable, result.target_searchable_ms),
     ]

@@ -22,6 +22,7 @@ from glyphoxa_mcp.app import open_app
 from glyphoxa_mcp.bench import loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
 from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
+from glyphoxa_mcp.bench.live_recording import measure_live_recording
 from glyphoxa_mcp.bench.machine import this_machine
 from glyphoxa_mcp.bench.name_correction import name_correction
 from glyphoxa_mcp.bench.operations import (
@@ -72,6 +73,8 @@ Say = Callable[[str], None]
 # The servers measured let calls run this long, so that a slow call is timed rather than
 # cancelled at the tier's deadline; the report counts those past the tier's own deadline.
 MEASURING_DEADLINE_MS = 60_000
+# The live session is measured half-way through a night's play.
+LIVE_BEFORE = 500
 
 
 class BenchSettings(BaseModel):
@@ -82,6 +85,7 @@ class BenchSettings(BaseModel):
     # One pass over every argument set first: the figures are of a server in use.
     warmup: int = Field(default=VARIANTS, ge=0, le=1_000_000)
     ingest_utterances: int = Field(default=2000, ge=0, le=1_000_000)
+    live_lines: int = Field(default=30, ge=0, le=10_000)
     tier: Tier = Tier.STANDARD
     # Neither: a temporary embedded server, deleted at exit.
     dsn: str | None = None
@@ -298,6 +302,16 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
                     ingestion = await measure_ingestion(db, sessions, embedder)
                 finally:
                     await forget_ingested(location.dsn)
+            live = None
+            if settings.live_lines:
+                say(f"recording {settings.live_lines} lines live into a session of {LIVE_BEFORE}")
+                (before,) = new_sessions(dataset, LIVE_BEFORE, seed=1)
+                try:
+                    live = await measure_live_recording(
+                        app, dataset.bench_npc, before, settings.live_lines
+                    )
+                finally:
+                    await forget_ingested(location.dsn)
             database = await _database_report(db)
     return BenchReport(
         glyphoxa_version=__version__,
@@ -313,4 +327,5 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         warmup=settings.warmup,
         measurements=measurements,
         ingestion=ingestion,
+        live_recording=live,
     )

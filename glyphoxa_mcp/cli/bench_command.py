@@ -75,6 +75,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     env_option(
         runs,
+        "--live-lines",
+        env="GLYPHOXA_BENCH_LIVE_LINES",
+        help="lines appended live through the recorder, each timed to its hot-context "
+        "notification and to being found by search; 0 skips it",
+        default=30,
+        type=int,
+    )
+    env_option(
+        runs,
         "--tier",
         env="GLYPHOXA_BENCH_TIER",
         help="FAST, STANDARD or DEEP",
@@ -140,6 +149,7 @@ def settings_of(args: argparse.Namespace) -> BenchSettings:
             samples=args.samples,
             warmup=args.warmup,
             ingest_utterances=args.ingest_utterances,
+            live_lines=args.live_lines,
             tier=tier,
             dsn=dsn,
             data_dir=Path(args.data_dir).expanduser() if args.data_dir else None,
@@ -166,8 +176,10 @@ async def run_bench_command(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.bench.report import (
         INGESTION_HEADERS,
         LATENCY_HEADERS,
+        LIVE_HEADERS,
         ingestion_rows,
         latency_rows,
+        live_rows,
     )
     from glyphoxa_mcp.bench.runner import run_bench
 
@@ -209,6 +221,13 @@ async def run_bench_command(args: argparse.Namespace) -> int:
     if report.ingestion is not None:
         print(f"\nIngestion (ingest + process, embedder {report.ingestion.embedder}):\n")
         print_table(INGESTION_HEADERS, ingestion_rows(report.ingestion))
+    live = report.live_recording
+    if live is not None:
+        print(
+            f"\nLive recording ({live.lines} lines appended one at a time through the recorder "
+            f"into a session of {live.session_lines_before}; latency in ms):\n"
+        )
+        print_table(LIVE_HEADERS, live_rows(live))
     if args.json is not None:
         args.json.write_text(report.model_dump_json(indent=2) + "\n")
         print(f"\nWrote {args.json}")

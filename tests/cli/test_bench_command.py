@@ -14,7 +14,7 @@ from tests.cli.test_db_commands import run_cli
 TINY = [
     *("--sessions", "2", "--entries", "60", "--entities", "30"),
     *("--relationships", "40", "--facts", "20"),
-    *("--samples", "3", "--warmup", "1", "--ingest-utterances", "12"),
+    *("--samples", "3", "--warmup", "1", "--ingest-utterances", "12", "--live-lines", "3"),
     # The longest deadline: a loaded test machine must not turn a slow call into a failure.
     *("--tier", "DEEP"),
 ]
@@ -59,14 +59,22 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     assert report["dataset"]["rows"]["session_entries"] == 60
     assert report["dataset"]["rows"]["relationships"] == 40
     assert report["ingestion"]["utterances"] == 12
+    live = report["live_recording"]
+    assert (live["lines"], live["session_lines_before"]) == (3, 500)
+    for measure in ("append", "hot_notification", "searchable"):
+        assert live[measure]["samples"] == 3
+    assert live["append"]["p50_ms"] <= live["searchable"]["p50_ms"]
     assert report["machine"]["cpus"] >= 1
     table = result.stdout
     for tool in TOOLS:
         assert table.count(tool) >= 2  # one row per scope
     assert "memory.search_sessions + embedding" in table
     assert "SELECT 1 (pool round trip)" in table and "utterances/s" in table
+    assert "append -> hot notification" in table and "append -> found by search" in table
 
-    again = run_cli("bench", *TINY, "--dsn", empty_database, "--ingest-utterances", "0")
+    again = run_cli(
+        "bench", *TINY, "--dsn", empty_database, "--ingest-utterances", "0", "--live-lines", "0"
+    )
     assert again.returncode == 0, again.stderr
     assert "reused an earlier load" in again.stdout and "utterances/s" not in again.stdout
     other = run_cli("bench", *TINY, "--seed", "2", "--dsn", empty_database)
