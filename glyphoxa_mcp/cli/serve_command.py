@@ -16,6 +16,7 @@ from glyphoxa_mcp.cli.dm_support import check_npc
 from glyphoxa_mcp.cli.options import (
     add_database_options,
     add_embedder_options,
+    add_llm_options,
     add_scope_options,
     app_settings,
     env_option,
@@ -126,6 +127,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         )
     add_database_options(serve)
     add_embedder_options(serve)
+    # The recorder endpoint extracts scenes during play with the LLM, when one is set.
+    add_llm_options(serve)
     serve.set_defaults(run=run_serve)
 
 
