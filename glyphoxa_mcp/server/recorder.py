@@ -33,6 +33,7 @@ from glyphoxa_mcp.recording.utterances import (
 )
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.state import tool_errors
+from glyphoxa_mcp.server.tier_gate import relisted
 from glyphoxa_mcp.server.tool_names import (
     NameStyle,
     RecorderToolName,
@@ -228,14 +229,12 @@ class RecorderNames:
         result = await call_next(ctx)
         if ctx.method != "tools/list":
             return result
-        listing = result.model_dump(by_alias=True) if isinstance(result, BaseModel) else result
-        if not isinstance(listing, dict):
-            return result
-        tools = []
-        for entry in listing.get("tools", []):
-            tool = canonical_recorder(entry.get("name", ""))
-            tools.append({**entry, "name": advertised(tool, self.style)} if tool else entry)
-        return {**listing, "tools": tools}
+
+        def shown(name: str) -> str:
+            tool = canonical_recorder(name)
+            return advertised(tool, self.style) if tool is not None else name
+
+        return relisted(result, shown)
 
 
 def build_recorder_server(

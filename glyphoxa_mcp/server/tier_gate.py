@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -66,14 +67,23 @@ class TierGate:
         return tool_error(message)
 
     def _listed(self, result: HandlerResult) -> HandlerResult:
-        listing = result.model_dump(by_alias=True) if isinstance(result, BaseModel) else result
-        if not isinstance(listing, dict):
-            return result
-        shown = []
-        for entry in listing.get("tools", []):
-            tool = canonical(entry.get("name", ""))
+        def shown(name: str) -> str | None:
+            tool = canonical(name)
             if tool is None:
-                shown.append(entry)
-            elif self.policy.allows(tool):
-                shown.append({**entry, "name": advertised(tool, self.style)})
-        return {**listing, "tools": shown}
+                return name
+            return advertised(tool, self.style) if self.policy.allows(tool) else None
+
+        return relisted(result, shown)
+
+
+def relisted(result: HandlerResult, shown: Callable[[str], str | None]) -> HandlerResult:
+    """A tools/list result with each tool under the name `shown` gives it (None: left out)."""
+    listing = result.model_dump(by_alias=True) if isinstance(result, BaseModel) else result
+    if not isinstance(listing, dict):
+        return result
+    tools = []
+    for entry in listing.get("tools", []):
+        name = shown(entry.get("name", ""))
+        if name is not None:
+            tools.append({**entry, "name": name})
+    return {**listing, "tools": tools}
