@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from datetime import date, datetime
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Visibility
+from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 MAX_ENTITIES = 100_000
 
@@ -25,6 +27,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     env_option(parser, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default="default")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     add_database_options(parser)
+
+
+def checked_session(session_id: str) -> str:
+    """A --session value that can be a session's id."""
+    if not re.match(KEY_PATTERN, session_id):
+        raise InvalidInputError(f"--session {session_id!r}: use letters, digits, - _ . : only.")
+    return session_id
 
 
 def add_visibility(parser: argparse.ArgumentParser) -> None:

@@ -16,12 +16,11 @@ from datetime import UTC, datetime
 
 import anyio
 
-from glyphoxa_mcp.cli.dm_support import add_common
+from glyphoxa_mcp.cli.dm_support import add_common, checked_session
 from glyphoxa_mcp.cli.options import add_embedder_options, add_llm_options, app_settings
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recording.line_input import MAX_LINE_CHARS, parse_line
 from glyphoxa_mcp.recording.utterances import RecordedUtterance
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -58,14 +57,11 @@ def _echo(recorded: RecordedUtterance, speaker: str) -> str:
 
 
 async def run_record(args: argparse.Namespace) -> int:
-    import re
-
     from glyphoxa_mcp.app import open_app
     from glyphoxa_mcp.recording.recorder import Recorder
     from glyphoxa_mcp.storage.campaigns import Campaigns
 
-    if not re.match(KEY_PATTERN, args.session):
-        raise InvalidInputError(f"--session {args.session!r}: use letters, digits, - _ . : only.")
+    checked_session(args.session)
     stored = new = corrected = bad = 0
     async with open_app(app_settings(args), max_connections=4) as app:
         await Campaigns(app.db).ensure(args.campaign)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
-from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit
+from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, checked_session, emit
 from glyphoxa_mcp.cli.options import (
     add_embedder_options,
     add_llm_options,
@@ -23,7 +22,6 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.transcripts import looks_like_jsonl, parse_jsonl, parse_plain
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 if TYPE_CHECKING:
     from glyphoxa_mcp.pipeline.extraction import ExtractionReport
@@ -95,8 +93,7 @@ def _start(text: str | None) -> datetime:
 
 
 async def run_ingest(args: argparse.Namespace) -> int:
-    if not re.match(KEY_PATTERN, args.session):
-        raise InvalidInputError(f"--session {args.session!r}: use letters, digits, - _ . : only.")
+    checked_session(args.session)
     text = read_text(args.file)
     lines = text.splitlines()
     if looks_like_jsonl(text):

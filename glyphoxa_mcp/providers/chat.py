@@ -16,7 +16,8 @@ DEFAULT_CHAT_MODEL = "gpt-4o-mini"
 # After a request could not reach the LLM (retries included), the next ones fail at once
 # for this long: a session of 2,000 lines with the LLM down ends in one timeout, not 2,000.
 UNREACHABLE_PAUSE_S = 30.0
-# The OpenAI client retries 429s, 5xx and lost connections with exponential backoff.
+# The OpenAI client retries 429s, 5xx and lost connections with exponential backoff,
+# honouring Retry-After (the embedder uses the same count).
 DEFAULT_MAX_RETRIES = 5
 
 

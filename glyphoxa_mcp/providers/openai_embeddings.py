@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import openai
 
 from glyphoxa_mcp.errors import DatabaseError
-from glyphoxa_mcp.providers.openai_errors import MAX_RETRIES, ProviderError, provider_errors
+from glyphoxa_mcp.providers.chat import DEFAULT_MAX_RETRIES
+from glyphoxa_mcp.providers.openai_errors import ProviderError, provider_errors
 
 BATCH_SIZE = 256
 # Models that can shorten their vectors on request (Matryoshka training).
@@ -31,7 +32,7 @@ class OpenAIEmbedder:
             # Local servers ignore the key, but the client insists on one.
             api_key=api_key or "not-needed",
             base_url=base_url,
-            max_retries=MAX_RETRIES,
+            max_retries=DEFAULT_MAX_RETRIES,
             timeout=timeout_s,
         )
 

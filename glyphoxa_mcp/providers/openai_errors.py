@@ -9,9 +9,6 @@ import openai
 
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError
 
-# The OpenAI client retries 429s and 5xx with exponential backoff, honouring Retry-After.
-MAX_RETRIES = 5
-
 
 class ProviderError(GlyphoxaError):
     """The provider failed; check its URL, key and model."""
