@@ -309,9 +309,11 @@ def seeded_database(
 
 
 @contextlib.asynccontextmanager
-async def read_only(dsn: str, dimension: int) -> AsyncIterator[CampaignMemory]:
-    """Campaign 'ashfall' of a seeded database, on connections that refuse every write, so a
-    test that would change what the others read fails instead."""
+async def read_only(
+    dsn: str, dimension: int, campaign: str = "ashfall"
+) -> AsyncIterator[CampaignMemory]:
+    """A campaign ('ashfall' unless told) of a seeded database, on connections that refuse
+    every write, so a test that would change what the others read fails instead."""
     pool = await asyncpg.create_pool(
         dsn,
         min_size=1,
@@ -321,7 +323,7 @@ async def read_only(dsn: str, dimension: int) -> AsyncIterator[CampaignMemory]:
         server_settings={"default_transaction_read_only": "on"},
     )
     try:
-        yield CampaignMemory(Database(pool, DatabaseLocation(dsn, "seeded"), dimension), "ashfall")
+        yield CampaignMemory(Database(pool, DatabaseLocation(dsn, "seeded"), dimension), campaign)
     finally:
         await pool.close()
 

@@ -23,6 +23,7 @@ from glyphoxa_mcp.correction.name_index import KnownName, NameIndex
 from glyphoxa_mcp.correction.words import letters
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.providers.chat import ChatModel
+from glyphoxa_mcp.recall.episodes import episode_id, session_of
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import (
@@ -194,7 +195,7 @@ async def extract_session(
     """Ask the model about each window of `entries` and store what it found; each window's
     lines are marked as read once stored, so a run cut short (or an unreachable LLM) leaves
     the rest for the next."""
-    known = [e for e in await memory.queries.entity_names() if not e.id.startswith("episode-")]
+    known = [e for e in await memory.queries.entity_names() if session_of(e) is None]
     linker = EntityLinker(known)
     added: list[str] = []
     held: list[str] = []
@@ -258,6 +259,8 @@ async def extract_session(
             )
             facts += kept is not None  # None: the DM retconned this statement away
         await memory.log.mark_extracted([e.id for e in lines])
+    if (await memory.sessions.get(session_id)).dm_only:
+        await memory.curation.hide_learned_in(session_id, episode_id(session_id))
     if dropped:
         log.info(
             "Extraction for session %s dropped %d malformed or unresolvable items.",

@@ -23,6 +23,7 @@ from glyphoxa_mcp.pipeline.summary import extractive_summary
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.providers.openai_errors import ProviderError
+from glyphoxa_mcp.recall.episodes import episode_id, episode_name
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Provenance
@@ -45,10 +46,6 @@ class EndReport:
     session_facts_cleared: tuple[str, ...] = ()
 
 
-def episode_id(session_id: str) -> str:
-    return f"episode-{session_id}"[:128]
-
-
 async def end_session(
     db: Database,
     campaign_id: str,
@@ -67,16 +64,17 @@ async def end_session(
         review_threshold = (await memory.campaign()).review_threshold
     llm = LLMNameCorrector(chat) if chat is not None else None
     processed = await process_session(memory, embedder, session_id, llm=llm)
-    # Read after processing: the summary quotes the corrected text.
-    entries = await memory.log.entries(session_id)
+    # Read after processing: the summary quotes the corrected text. What the DM keeps to
+    # themselves is left out of all that is made from the session (summary, episode,
+    # extraction), as every NPC may read those.
+    entries = [e for e in await memory.log.entries(session_id) if not e.dm_only]
     extraction: ExtractionReport | None = None
     summary: str | None = None
     unreachable: str | None = None
     if chat is not None:
         try:
-            extraction = await extract_session(
-                memory, chat, session_id, await memory.log.unextracted(session_id), review_threshold
-            )
+            unread = [e for e in await memory.log.unextracted(session_id) if not e.dm_only]
+            extraction = await extract_session(memory, chat, session_id, unread, review_threshold)
             summary = await llm_summary(chat, session.title or session_id, entries)
         except ProviderError as exc:
             unreachable = str(exc)
@@ -111,7 +109,7 @@ async def end_session(
             NewEntity(
                 id=episode_id(session_id),
                 type=EntityType.EVENT,
-                name=f"Session: {session.title or session_id}",
+                name=episode_name(session.title, session_id),
                 attributes={
                     "session_id": session_id,
                     "date": end.date().isoformat(),
@@ -138,6 +136,8 @@ async def end_session(
                     ),
                 )
             )
+        if session.dm_only:
+            await writing.curation.hide_learned_in(session_id, episode.id)
     return EndReport(
         session_id,
         end,

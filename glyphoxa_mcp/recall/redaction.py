@@ -1,49 +1,159 @@
-"""Keep what an NPC may not know out of free text shown to it. (pure)
+"""Keep what a viewer may not know out of the free text shown to it. (pure)
 
-Transcripts and summaries are free text, so a secret can be spoken in them. For an NPC's
-scope every sentence that names an entity hidden from that NPC (by name or alias) is dropped.
+Transcripts, summaries, titles and fact text are free text, so a secret can be said in them
+in many forms. One rule decides for all of them: a line (or, in prose, a sentence) that
+names an entity hidden from the viewer is withheld whole. It names one when it holds
+
+- the entity's name or an alias, in any case, spaced, hyphenated or run together ("Salt
+  Knives", "salt-knives", "SaltKnives"), possessive or not;
+- one of them with its last word inflected ("a Salt Knife", "the Salt Knifes"), unless the
+  name is a single everyday word ("Ash" is hidden, "the ashes" are not);
+- a misspelling that name correction would put back to it ("the Sault Knives"): what
+  correction recognises when a line is stored, redaction recognises when it is read.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.correction.english import per_million
+from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
+from glyphoxa_mcp.correction.words import letters, segments
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_NAME_WORDS = re.compile(r"[^\W_]+")
+# A single-word name this common in speech is also an ordinary word: its plural is not it.
+EVERYDAY_WORD_PER_MILLION = 0.6
+MIN_INFLECTED_CHARS = 3
+# Texts already judged per redactor: the hot context and searches read the same lines again.
+CHECKED_TEXTS = 16_384
+
+
+def singulars(word: str) -> set[str]:
+    """English singulars a plural might come from: knives -> knife, knive; stories -> story."""
+    forms = set()
+    if word.endswith("ves"):
+        forms |= {word[:-3] + "f", word[:-3] + "fe"}
+    if word.endswith("ies"):
+        forms.add(word[:-3] + "y")
+    if word.endswith("es"):
+        forms.add(word[:-2])
+    if word.endswith("s") and not word.endswith("ss"):
+        forms.add(word[:-1])
+    return forms
+
+
+def plurals(word: str) -> set[str]:
+    """English plurals of a word: knife -> knives, knifes; story -> stories."""
+    forms = {word + "s", word + "es"}
+    if word.endswith("y"):
+        forms.add(word[:-1] + "ies")
+    if word.endswith("fe"):
+        forms.add(word[:-2] + "ves")
+    elif word.endswith("f"):
+        forms.add(word[:-1] + "ves")
+    return forms
+
+
+def inflections(word: str) -> set[str]:
+    """The word, its singulars and the plurals of all of them (lower case)."""
+    bases = {word} | singulars(word)
+    return bases | {plural for base in bases for plural in plurals(base)}
+
+
+@dataclass(frozen=True)
+class HiddenForms:
+    """The forms of hidden names, found in text by their letters alone: any window of up to
+    `max_words` consecutive words whose letters (case, spaces, hyphens and apostrophes
+    aside) spell one of `keys` is a mention."""
+
+    keys: frozenset[str]
+    max_words: int
+    longest: int
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> HiddenForms:
+        keys: set[str] = set()
+        max_words = 0
+        for name in names:
+            words = [w.casefold() for w in _NAME_WORDS.findall(name)]
+            if not words or len(letters(name)) < 2:
+                continue
+            max_words = max(max_words, len(words))
+            last = words[-1]
+            inflect = len(last) >= MIN_INFLECTED_CHARS and not (
+                len(words) == 1 and per_million(last) >= EVERYDAY_WORD_PER_MILLION
+            )
+            for form in inflections(last) if inflect else {last}:
+                keys.add(letters("".join(words[:-1]) + form))
+        return cls(frozenset(keys), max_words, max((len(k) for k in keys), default=0))
+
+    def found_in(self, text: str) -> bool:
+        if not self.keys:
+            return False
+        for run in segments(text):
+            for start in range(len(run)):
+                key = ""
+                for word in run[start : start + self.max_words]:
+                    key += word.key
+                    if len(key) > self.longest:
+                        break
+                    if key in self.keys:
+                        return True
+        return False
 
 
 @dataclass(frozen=True)
 class Redactor:
-    hidden: NamePattern
+    """What one viewer may not read: the forms of the names hidden from it and, to find
+    their misspellings, the corrector of all the campaign's names with the hidden ids."""
+
+    forms: HiddenForms
+    corrector: PhoneticCorrector | None = None
+    hidden_ids: frozenset[str] = frozenset()
+    _checked: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def hiding(cls, terms: Iterable[str]) -> Redactor:
-        return cls(NamePattern.of_terms((term, term) for term in terms))
+    def hiding(
+        cls,
+        names: Iterable[str],
+        corrector: PhoneticCorrector | None = None,
+        hidden_ids: Iterable[str] = (),
+    ) -> Redactor:
+        return cls(HiddenForms.of(names), corrector, frozenset(hidden_ids))
+
+    @property
+    def hides_anything(self) -> bool:
+        return bool(self.forms.keys)
 
     def mentions_hidden(self, text: str) -> bool:
-        return self.hidden.found_in(text)
+        if not self.forms.keys or not text:
+            return False
+        known = self._checked.get(text)
+        if known is None:
+            known = self._mentions(text)
+            if len(self._checked) >= CHECKED_TEXTS:
+                self._checked.clear()
+            self._checked[text] = known
+        return known
 
-    def redact(self, text: str) -> tuple[str, int]:
-        """The text without sentences that name something hidden, and how many were dropped."""
+    def _mentions(self, text: str) -> bool:
+        if self.forms.found_in(text):
+            return True
+        if self.corrector is None or not self.hidden_ids:
+            return False
+        corrected = self.corrector.correct(text)
+        return any(c.entity_id in self.hidden_ids for c in corrected.corrections)
+
+    def redact(self, text: str) -> str:
+        """Prose without the sentences that name something hidden."""
         if not self.mentions_hidden(text):
-            return text, 0
+            return text
         sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
-        kept = [s for s in sentences if not self.mentions_hidden(s)]
-        return " ".join(kept), len(sentences) - len(kept)
-
-    def redact_lines(self, text: str) -> tuple[str, int]:
-        """Transcript text ('Speaker: words' per line) without every line that names something
-        hidden, speaker included: a line is never kept in part, so nothing is left
-        unattributed."""
-        if not self.mentions_hidden(text):
-            return text, 0
-        lines = [line for line in text.splitlines() if line.strip()]
-        kept = [line for line in lines if not self.mentions_hidden(line)]
-        return "\n".join(kept), len(lines) - len(kept)
+        return " ".join(s for s in sentences if not self.mentions_hidden(s))
 
     def clean(self, value: Any) -> Any:
         """`value` (an attribute: text, number, list or mapping) without the parts that name
@@ -61,4 +171,4 @@ class Redactor:
         return value
 
 
-SHOW_EVERYTHING = Redactor(NamePattern.of_terms(()))
+SHOW_EVERYTHING = Redactor(HiddenForms(frozenset(), 0, 0))

@@ -37,8 +37,9 @@ def ready_for_extraction(
     unread: Sequence[Entry], policy: ChunkingPolicy = DEFAULT_POLICY, every: int = EXTRACT_EVERY
 ) -> list[Entry]:
     """The lines (in spoken order, none read yet) that extraction should read now: those of
-    every scene a pause has closed, and the open scene's once it holds `every` lines. (pure)"""
-    groups = scenes(unread, policy.scene_break)
+    every scene a pause has closed, and the open scene's once it holds `every` lines; never
+    a line the DM keeps to themselves, as what extraction learns every NPC may read. (pure)"""
+    groups = scenes([entry for entry in unread if not entry.dm_only], policy.scene_break)
     if groups and len(groups[-1]) < every:
         groups.pop()
     return [entry for group in groups for entry in group]

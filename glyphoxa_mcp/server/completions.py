@@ -14,6 +14,7 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
+from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
@@ -46,9 +47,12 @@ def register_completions(server: MCPServer, view: View) -> None:
             npcs = (await view.scope()).by_type.get(EntityType.NPC, ())
             return starting_with([npc.id for npc in npcs], argument.value)
         if argument.name == "session" and ref.uri == HOT_URI_TEMPLATE:
-            sessions = await view.memory.sessions.list()
+            sessions, withheld = await concurrently(
+                view.memory.sessions.list, view.withheld_sessions
+            )
             # The latest first: the one being played is the likeliest.
-            return starting_with([s.id for s in reversed(sessions)], argument.value)
+            readable = [s.id for s in reversed(sessions) if s.id not in withheld]
+            return starting_with(readable, argument.value)
         return NOTHING
 
     # MCPServer's completion decorator is untyped; its low-level registry is public.

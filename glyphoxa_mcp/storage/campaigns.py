@@ -27,7 +27,7 @@ UPDATE campaigns SET review_threshold = $2 WHERE id = $1 RETURNING {CAMPAIGN_COL
 DELETE_CAMPAIGN = "DELETE FROM campaigns WHERE id = $1"
 
 SESSION_COLUMNS = (
-    "campaign_id, id, title, started_at, ended_at, summary, summary_source, llm_pending"
+    "campaign_id, id, title, started_at, ended_at, summary, summary_source, llm_pending, dm_only"
 )
 UPSERT_SESSION = f"""
 INSERT INTO sessions (campaign_id, id, title, started_at, ended_at)
@@ -47,7 +47,7 @@ ORDER BY coalesce(started_at, created_at), id
 # sessions_ago=1 is the most recently finished session.
 SELECT_FINISHED_SESSION = f"""
 SELECT {SESSION_COLUMNS} FROM sessions
-WHERE campaign_id = $1 AND ended_at IS NOT NULL
+WHERE campaign_id = $1 AND ended_at IS NOT NULL AND id <> ALL($3::text[])
 ORDER BY ended_at DESC, id DESC
 OFFSET $2 LIMIT 1
 """
@@ -60,6 +60,15 @@ SET_SUMMARY = f"""
 UPDATE sessions SET summary = $3, summary_source = $4, llm_pending = $5
 WHERE campaign_id = $1 AND id = $2
 RETURNING {SESSION_COLUMNS}
+"""
+SET_SESSION_DM_ONLY = f"""
+UPDATE sessions SET dm_only = $3
+WHERE campaign_id = $1 AND id = $2
+RETURNING {SESSION_COLUMNS}
+"""
+RESET_SESSION_CHUNKS_DM_ONLY = """
+UPDATE chunks c SET dm_only = glyphoxa_chunk_dm_only(c.campaign_id, c.session_id, c.entry_ids)
+WHERE c.campaign_id = $1 AND c.session_id = $2
 """
 SELECT_LLM_PENDING = f"""
 SELECT {SESSION_COLUMNS} FROM sessions WHERE campaign_id = $1 AND llm_pending ORDER BY id
@@ -170,8 +179,9 @@ class Sessions:
             )
         return {row["id"]: row["title"] for row in rows}
 
-    async def finished(self, sessions_ago: int = 1) -> Session:
-        """The finished session `sessions_ago` back: 1 is the last one."""
+    async def finished(self, sessions_ago: int = 1, skipping: Collection[str] = ()) -> Session:
+        """The finished session `sessions_ago` back (1 is the last one), counting only those
+        not in `skipping`."""
         if sessions_ago < 1:
             raise InvalidInputError(
                 f"sessions_ago must be 1 or more (1 is the last finished session); "
@@ -180,7 +190,7 @@ class Sessions:
             )
         with driver_errors("find a finished session"):
             row = await self._pool.fetchrow(
-                SELECT_FINISHED_SESSION, self.campaign_id, sessions_ago - 1
+                SELECT_FINISHED_SESSION, self.campaign_id, sessions_ago - 1, list(skipping)
             )
         if row is None:
             raise NotFoundError(
@@ -210,6 +220,18 @@ class Sessions:
             )
         if row is None:
             raise NotFoundError(self._unknown(session_id))
+        return _session(row)
+
+    async def set_dm_only(self, session_id: str, dm_only: bool) -> Session:
+        """Make the session DM-only (or not), with its passages, in one transaction."""
+        with driver_errors(f"mark session {session_id!r} DM-only"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                row = await conn.fetchrow(
+                    SET_SESSION_DM_ONLY, self.campaign_id, session_id, dm_only
+                )
+                if row is None:
+                    raise NotFoundError(self._unknown(session_id))
+                await conn.execute(RESET_SESSION_CHUNKS_DM_ONLY, self.campaign_id, session_id)
         return _session(row)
 
     def _unknown(self, session_id: str) -> str:

@@ -55,6 +55,28 @@ SET_VISIBILITY = """
 UPDATE {table} SET secret = $3, known_by = $4, updated_at = now()
 WHERE campaign_id = $1 AND id = $2
 """
+# What was learned in a session (its episode, and the facts and relationships whose
+# provenance names it) kept to the DM: an NPC may not know what only a DM-only session says.
+HIDE_LEARNED_IN_SESSION = """
+WITH episode AS (
+    UPDATE entities SET secret = true, known_by = '{}', updated_at = now()
+    WHERE campaign_id = $1 AND id = $3 AND NOT (secret AND known_by = '{}')
+    RETURNING id
+), learned_facts AS (
+    UPDATE facts SET secret = true, known_by = '{}', updated_at = now()
+    WHERE campaign_id = $1 AND (session_id = $2 OR provenance ->> 'session_id' = $2)
+      AND NOT (secret AND known_by = '{}')
+    RETURNING id
+), learned_relationships AS (
+    UPDATE relationships SET secret = true, known_by = '{}', updated_at = now()
+    WHERE campaign_id = $1 AND provenance ->> 'session_id' = $2
+      AND NOT (secret AND known_by = '{}')
+    RETURNING id
+)
+SELECT (SELECT count(*) FROM episode) AS episodes,
+       (SELECT count(*) FROM learned_facts) AS facts,
+       (SELECT count(*) FROM learned_relationships) AS relationships
+"""
 RETCON_NEW = f"""
 INSERT INTO facts (campaign_id, subject_id, text, session_id, story_day, story_label,
                    occurred_at, provenance, secret, known_by)
@@ -84,6 +106,17 @@ class ReviewQueue(BaseModel):
 
     relationships: tuple[Relationship, ...]
     facts: tuple[Fact, ...]
+
+
+class HiddenLearning(BaseModel):
+    """How many items of a session's learning were made DM-only (those already were are not
+    counted)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    episodes: int
+    facts: int
+    relationships: int
 
 
 class Curation:
@@ -147,6 +180,16 @@ class Curation:
             ]
         if not ids or changed[0].endswith(" 0"):
             raise NotFoundError(f"No {kind} {item_id} in campaign {self.campaign_id!r}.")
+
+    async def hide_learned_in(self, session_id: str, episode_id: str) -> HiddenLearning:
+        """Make the session's episode, and every fact and relationship learned in it, secret
+        to every NPC."""
+        with driver_errors(f"keep what session {session_id!r} taught to the DM"):
+            row = await self._pool.fetchrow(
+                HIDE_LEARNED_IN_SESSION, self.campaign_id, session_id, episode_id
+            )
+        assert row is not None, "an aggregate returns a row"
+        return HiddenLearning(**dict(row))
 
     async def retcon(self, fact_id: int, text: str) -> Fact:
         """Replace a fact's text; the old version stays as history and is no longer served."""

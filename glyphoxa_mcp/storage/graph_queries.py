@@ -10,6 +10,7 @@ from typing import Literal
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.recall.episodes import EPISODE_PREFIX
 from glyphoxa_mcp.storage.knowledge_graph import (
     ENTITY_COLUMNS,
     FACT_COLUMNS,
@@ -280,9 +281,16 @@ class GraphQueries:
         return [IdentitySnapshot.model_validate_json(row["snapshot"]) for row in rows]
 
     async def entity_names(self, npc_id: str | None = None) -> list[Entity]:
-        """Every entity the NPC may know, for name resolution (attributes left out)."""
+        """Every entity the NPC may know, for name resolution (attributes left out, but for
+        what names an episode)."""
         sql = f"""
-            SELECT e.id, e.type, e.name, e.aliases, '{{}}'::jsonb AS attributes,
+            SELECT e.id, e.type, e.name, e.aliases,
+                   -- An episode keeps what names it without its title: session and date.
+                   CASE WHEN e.type = 'event' AND e.id LIKE '{EPISODE_PREFIX}%'
+                        THEN jsonb_strip_nulls(jsonb_build_object(
+                            'session_id', e.attributes -> 'session_id',
+                            'date', e.attributes -> 'date'))
+                        ELSE '{{}}'::jsonb END AS attributes,
                    e.secret, e.known_by
             FROM entities e WHERE e.campaign_id = $1 AND {entity_visible("e", "$2")}
             ORDER BY e.id
@@ -312,6 +320,7 @@ class GraphQueries:
                 WHERE campaign_id = $1 AND session_id = $2
                 UNION SELECT npc_id FROM session_entries
                 WHERE campaign_id = $1 AND session_id = $2 AND npc_id IS NOT NULL
+                  AND ($3::text IS NULL OR NOT dm_only)
                 UNION SELECT subject_id FROM facts f
                 WHERE campaign_id = $1 AND session_id = $2 AND subject_id IS NOT NULL
                   AND {visible("f", "$3")}

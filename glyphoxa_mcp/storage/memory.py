@@ -20,6 +20,7 @@ class CampaignMemory:
     """Every store scoped to one campaign, so no call can reach another campaign's rows."""
 
     def __init__(self, db: Database, campaign_id: str) -> None:
+        self.db = db
         self.campaign_id = campaign_id
         self._campaigns = Campaigns(db)
         self.sessions = Sessions(db, campaign_id)

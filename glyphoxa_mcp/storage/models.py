@@ -117,6 +117,7 @@ class Session(Frozen):
         default=False,
         description="Ended while the LLM was unreachable: `session end --retry-llm` redoes it.",
     )
+    dm_only: bool = Field(default=False, description="Only the DM may read this session.")
 
 
 # --- L1: session log ---------------------------------------------------------------------------
@@ -175,6 +176,7 @@ class Entry(Frozen):
     duration_ms: int | None
     words: tuple[Word, ...] | None = None
     corrections: tuple[TextCorrection, ...] = ()
+    dm_only: bool = False
 
 
 class EntryMatch(Frozen):
@@ -192,6 +194,12 @@ class SearchFilters(Frozen):
     npc_id: Key | None = None
     after: AwareDatetime | None = None
     before: AwareDatetime | None = None
+    include_dm_only: bool = Field(
+        default=True, description="False: leave out DM-only lines and the passages holding one."
+    )
+    withheld_sessions: tuple[str, ...] = Field(
+        default=(), description="Sessions whose lines and passages are left out."
+    )
 
 
 NO_FILTERS = SearchFilters()
@@ -260,6 +268,7 @@ class Chunk(Frozen):
     started_at: datetime | None
     ended_at: datetime | None
     entry_ids: tuple[int, ...]
+    dm_only: bool = False
 
 
 class ChunkMatch(Frozen):

@@ -25,7 +25,7 @@ from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 
 CHUNK_COLUMNS = (
     "c.id, c.session_id, c.content, c.speaker_ids, c.npc_ids, c.entity_ids, c.topics, "
-    "c.started_at, c.ended_at, c.entry_ids"
+    "c.started_at, c.ended_at, c.entry_ids, c.dm_only"
 )
 # Passages arrive in batches: one COPY into a staging table and one INSERT ... SELECT
 # instead of a statement each (the round trips cost more than the rows). The staging table

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
-from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.models import (
     NO_FILTERS,
     Entry,
@@ -25,7 +25,7 @@ from glyphoxa_mcp.storage.sql_parts import Params, bm25_search, entry_conditions
 
 ENTRY_COLUMNS = (
     "e.id, e.session_id, e.speaker_id, e.speaker_name, e.text, e.raw_text, e.npc_id, "
-    "e.spoken_at, e.duration_ms, e.words, e.corrections"
+    "e.spoken_at, e.duration_ms, e.words, e.corrections, e.dm_only"
 )
 COPY_COLUMNS = (
     "source_key",
@@ -70,6 +70,7 @@ SELECT * FROM (
     SELECT {ENTRY_COLUMNS} FROM session_entries e, window_end w
     WHERE e.campaign_id = $1 AND e.session_id = $2
       AND e.spoken_at > w.t - $4::interval AND e.spoken_at <= w.t
+      AND ($6 OR NOT e.dm_only)
     ORDER BY e.spoken_at DESC, e.id DESC
     LIMIT $5
 ) latest
@@ -103,8 +104,19 @@ SELECT $2 WHERE EXISTS (
 ORDER BY speaker_id
 """
 SELECT_LATEST_SESSION = """
-SELECT session_id FROM session_entries WHERE campaign_id = $1
+SELECT session_id FROM session_entries
+WHERE campaign_id = $1 AND session_id <> ALL($2::text[])
 ORDER BY spoken_at DESC, id DESC LIMIT 1
+"""
+SET_DM_ONLY = f"""
+UPDATE session_entries e SET dm_only = $3
+WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
+RETURNING {ENTRY_COLUMNS}
+"""
+# Passages holding the lines: DM-only while any of their lines is.
+RESET_CHUNKS_DM_ONLY = """
+UPDATE chunks c SET dm_only = glyphoxa_chunk_dm_only(c.campaign_id, c.session_id, c.entry_ids)
+WHERE c.campaign_id = $1 AND c.session_id = ANY($2::text[])
 """
 UPDATE_CORRECTED = """
 UPDATE session_entries SET text = $3, corrections = $4
@@ -211,6 +223,7 @@ class SessionLog:
         window: timedelta = timedelta(minutes=5),
         until: datetime | None = None,
         limit: int = 500,
+        include_dm_only: bool = True,
     ) -> list[Entry]:
         """The session's last `window` of talk (ending at `until`, or its latest entry), oldest
         first, at most `limit` entries."""
@@ -218,7 +231,7 @@ class SessionLog:
             raise InvalidInputError("The window must be longer than zero.", field="window")
         with driver_errors(f"read the recent transcript of session {session_id!r}"):
             rows = await self._pool.fetch(
-                SELECT_RECENT, self.campaign_id, session_id, until, window, limit
+                SELECT_RECENT, self.campaign_id, session_id, until, window, limit, include_dm_only
             )
         return [_entry(row) for row in rows]
 
@@ -255,11 +268,32 @@ class SessionLog:
             rows = await self._pool.fetch(SELECT_BY_IDS, self.campaign_id, list(entry_ids))
         return [_entry(row) for row in rows]
 
-    async def latest_session_id(self) -> str | None:
-        """The session with the most recent utterance: the one being played."""
+    async def latest_session_id(self, skipping: Collection[str] = ()) -> str | None:
+        """The session with the most recent utterance (the one being played), of those not
+        in `skipping`."""
         with driver_errors("find the current session"):
-            latest: str | None = await self._pool.fetchval(SELECT_LATEST_SESSION, self.campaign_id)
+            latest: str | None = await self._pool.fetchval(
+                SELECT_LATEST_SESSION, self.campaign_id, list(skipping)
+            )
             return latest
+
+    async def set_dm_only(self, entry_ids: Sequence[int], dm_only: bool) -> list[Entry]:
+        """Make these lines DM-only (or not), with the passages that hold them; the lines
+        changed. An id that is not a line of this campaign is refused, and nothing changes."""
+        ids = sorted(set(entry_ids))
+        with driver_errors("mark lines DM-only"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                rows = await conn.fetch(SET_DM_ONLY, self.campaign_id, ids, dm_only)
+                missing = sorted(set(ids) - {row["id"] for row in rows})
+                if missing:
+                    raise NotFoundError(
+                        f"No line {', '.join(f'line:{i}' for i in missing[:5])} in campaign "
+                        f"{self.campaign_id!r}. `glyphoxa-mcp session show SESSION` lists the "
+                        "lines with their ids."
+                    )
+                sessions = sorted({row["session_id"] for row in rows})
+                await conn.execute(RESET_CHUNKS_DM_ONLY, self.campaign_id, sessions)
+        return [_entry(row) for row in rows]
 
     async def speaker_ids(self, speaker: str) -> list[str]:
         """The ids of speakers known by this id or (case-insensitively) this name."""

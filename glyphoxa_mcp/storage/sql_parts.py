@@ -173,7 +173,7 @@ def entry_conditions(filters: SearchFilters, params: Params, alias: str) -> list
         conditions.append(f"{alias}.spoken_at >= {params.add(filters.after)}")
     if filters.before is not None:
         conditions.append(f"{alias}.spoken_at < {params.add(filters.before)}")
-    return conditions
+    return conditions + _withheld(filters, params, alias)
 
 
 def chunk_conditions(filters: SearchFilters, params: Params, alias: str) -> list[str]:
@@ -190,6 +190,17 @@ def chunk_conditions(filters: SearchFilters, params: Params, alias: str) -> list
         conditions.append(f"coalesce({alias}.ended_at, {alias}.started_at) >= {after}")
     if filters.before is not None:
         conditions.append(f"{alias}.started_at < {params.add(filters.before)}")
+    return conditions + _withheld(filters, params, alias)
+
+
+def _withheld(filters: SearchFilters, params: Params, alias: str) -> list[str]:
+    """Conditions leaving out what the viewer may not read (lines and passages alike)."""
+    conditions = []
+    if not filters.include_dm_only:
+        conditions.append(f"NOT {alias}.dm_only")
+    if filters.withheld_sessions:
+        withheld = params.add(list(filters.withheld_sessions))
+        conditions.append(f"coalesce({alias}.session_id, '') <> ALL({withheld}::text[])")
     return conditions
 
 

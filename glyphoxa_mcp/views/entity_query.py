@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import NameMatch, match_names
 from glyphoxa_mcp.recall.redaction import Redactor
@@ -71,13 +72,13 @@ class EntityQuery:
                 )
             assert hops is not None
             views = await self._related(
-                anchors[0], name, entity_type, relation, hops.used, count.used
+                scope, anchors[0], name, entity_type, relation, hops.used, count.used
             )
         else:
             views = self._by_name_or_type(scope, name, entity_type)
         views = views[: count.used]
         per_entity = relationships_per_entity(len(views))
-        entities = await self._with_relationships(views, per_entity, scope.redactor)
+        entities = await self._with_relationships(views, per_entity, scope)
         note = None if entities else "No entity matched; check the spelling or try a type."
         return result.model_copy(
             update={"entities": entities, "relationships_per_entity": per_entity, "note": note}
@@ -96,6 +97,7 @@ class EntityQuery:
 
     async def _related(
         self,
+        scope: Scope,
         anchor: NameMatch,
         name: str | None,
         entity_type: EntityType | None,
@@ -111,7 +113,11 @@ class EntityQuery:
             rel_types=rel_types,
             limit=NEIGHBOUR_POOL if name is not None or entity_type is not None else wanted,
         )
-        kept = [n for n in neighbours if entity_type is None or n.entity.type == entity_type]
+        kept = [
+            n
+            for n in scope.shown_neighbours(neighbours)
+            if entity_type is None or n.entity.type == entity_type
+        ]
         if name is not None:
             named = {m.entity.id for m in match_names(name, [n.entity for n in kept], limit=50)}
             kept = [n for n in kept if n.entity.id in named]
@@ -121,17 +127,21 @@ class EntityQuery:
         self,
         views: list[tuple[Entity, str, Neighbour | None]],
         per_entity: int,
-        redactor: Redactor,
+        scope: Scope,
     ) -> list[EntityView]:
-        snapshots = await self.queries.snapshots(
-            [entity.id for entity, _, _ in views],
-            npc_id=self.view.npc_id,
-            max_relationships=per_entity,
-            include_facts=False,
+        read, withheld = await concurrently(
+            lambda: self.queries.snapshots(
+                [entity.id for entity, _, _ in views],
+                npc_id=self.view.npc_id,
+                max_relationships=per_entity,
+                include_facts=False,
+            ),
+            self.view.withheld_sessions,
         )
-        by_id = {snapshot.entity.id: snapshot for snapshot in snapshots}
+        snapshots = [scope.shown_snapshot(snapshot, withheld) for snapshot in read]
+        by_id = {s.entity.id: s for s in snapshots if s is not None}
         return [
-            self._view(by_id[entity.id], kind, neighbour, redactor)
+            self._view(by_id[entity.id], kind, neighbour, scope.redactor)
             for entity, kind, neighbour in views
             if entity.id in by_id
         ]

@@ -53,7 +53,7 @@ async def search_facts(
     upper = parse_time_bound(before, "before")
     session_id = present(session_id, "session_id")
     if session_id is not None:
-        await known_session(view.memory.sessions, session_id)
+        await known_session(view, session_id)
     scope = await view.scope()
     subject = None
     entity = present(entity, "entity")
@@ -73,7 +73,10 @@ async def search_facts(
         story_after=lower.story_day if lower else None,
         story_before=upper.story_day if upper else None,
     )
-    hits = await FactSearch(view, scope, filters, lower, upper).run(text, subject, top_k.used)
+    withheld = await view.withheld_sessions()
+    hits = await FactSearch(view, scope, filters, lower, upper, withheld).run(
+        text, subject, top_k.used
+    )
     return result.model_copy(update={"results": hits, "note": None if hits else "Nothing matched."})
 
 
@@ -85,8 +88,10 @@ class FactSearch:
         filters: FactFilters,
         lower: TimeBound | None,
         upper: TimeBound | None,
+        withheld_sessions: frozenset[str] = frozenset(),
     ) -> None:
         self.view = view
+        self.withheld = withheld_sessions
         self.scope = scope
         self.known = scope.by_id
         self.filters = filters
@@ -106,6 +111,10 @@ class FactSearch:
             nearest,
             lambda: self._relationships(query, subject),
         )
+        # What the viewer may not read is left out before ranking, so that neither the
+        # scores nor the order of the rest tell where it stood.
+        by_words = [m for m in by_words if self._readable(m.fact)]
+        by_meaning = [m for m in by_meaning if self._readable(m.fact)]
         found = {m.fact.id: m.fact for m in (*by_words, *by_meaning)}
         fused = reciprocal_rank_fusion(
             {
@@ -115,21 +124,21 @@ class FactSearch:
             }
         )
         by_id = {r.id: r for r in relationships}
-        redactor = self.scope.redactor
         hits: list[FactHit] = []
-        for (kind, item_id), score, found_by in fused:
-            if len(hits) == wanted:
-                break
+        for (kind, item_id), score, found_by in fused[:wanted]:
             if kind == "fact":
-                fact = found[item_id]
-                if redactor.mentions_hidden(fact.text) or redactor.mentions_hidden(
-                    fact.story_label or ""
-                ):
-                    continue
-                hits.append(self._fact_hit(fact, score, found_by))
+                hits.append(self._fact_hit(found[item_id], score, found_by))
             else:
                 hits.append(self._relationship_hit(by_id[item_id], score, found_by))
         return hits
+
+    def _readable(self, fact: Fact) -> bool:
+        redactor = self.scope.redactor
+        return not (
+            fact.session_id in self.withheld
+            or redactor.mentions_hidden(fact.text)
+            or redactor.mentions_hidden(fact.story_label or "")
+        )
 
     async def _relationships(self, query: str, subject: Entity | None) -> list[Relationship]:
         """Relationships of the entity asked about, or of those the query names, that share a
@@ -143,6 +152,12 @@ class FactSearch:
             for rel in await self.view.memory.graph.relationships_of(
                 entity_id, npc_id=self.view.npc_id
             ):
+                if (
+                    rel.source_id not in self.known
+                    or rel.target_id not in self.known
+                    or rel.provenance.session_id in self.withheld
+                ):
+                    continue
                 if not self._within_real_time(rel) or self.filters.session_id not in (
                     None,
                     rel.provenance.session_id,

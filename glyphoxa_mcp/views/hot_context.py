@@ -28,6 +28,7 @@ from glyphoxa_mcp.storage.session_facts import SessionFact
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.results import EntityRef
 from glyphoxa_mcp.views.scope import Scope, scope_of
+from glyphoxa_mcp.views.session_summary import known_session
 
 if TYPE_CHECKING:
     from glyphoxa_mcp.views.view import View
@@ -117,11 +118,13 @@ class HotLayer:
         hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
         return NotFoundError(f"No NPC {npc_id!r}.{hint} glyphoxa://npcs lists them.")
 
-    async def _session(self, session_id: str | None) -> str | None:
+    async def _session(self, session_id: str | None, npc_id: str) -> str | None:
+        """The session asked for, or the one being played, of those the NPC may read."""
+        as_npc = self.view.of_npc(npc_id)
         if session_id is not None:
-            await self.memory.sessions.get(session_id)
+            await known_session(as_npc, session_id)
             return session_id
-        return await self.memory.log.latest_session_id()
+        return await self.memory.log.latest_session_id(skipping=await as_npc.withheld_sessions())
 
     async def npc_knowledge(self, npc_id: str) -> NpcKnowledge:
         """What the NPC knows, kept until any of it changes (entities, relationships, facts):
@@ -133,8 +136,14 @@ class HotLayer:
 
     async def _read_knowledge(self, npc_id: str) -> NpcKnowledge:
         # Should both fail, the NPC's own error wins, as if they ran one after another.
-        snapshot, scope = await concurrently(
-            lambda: self._npc_snapshot(npc_id), lambda: scope_of(self.memory, npc_id)
+        read, scope, withheld = await concurrently(
+            lambda: self._npc_snapshot(npc_id),
+            lambda: scope_of(self.memory, npc_id),
+            self.view.of_npc(npc_id).withheld_sessions,
+        )
+        # The NPC always knows itself, whatever its name holds.
+        snapshot = scope.shown_snapshot(read, withheld) or read.model_copy(
+            update={"relationships": (), "facts": ()}
         )
         location = next(
             (
@@ -144,12 +153,13 @@ class HotLayer:
             ),
             None,
         )
-        around, quests = await concurrently(
+        around, found_quests = await concurrently(
             lambda: self._around(location, npc_id),
             lambda: self.memory.graph.find_by_attribute(
                 EntityType.QUEST, "status", ACTIVE_QUEST_STATES, npc_id=npc_id, limit=50
             ),
         )
+        quests = scope.shown_all(found_quests)
         redactor = scope.redactor
         description = redactor.clean(location.attributes).get("description") if location else None
         gives = {
@@ -169,7 +179,7 @@ class HotLayer:
             location=location,
             there={
                 n.entity.id: n.entity
-                for n in around
+                for n in scope.shown_neighbours(around)
                 if n.entity.type in (EntityType.NPC, EntityType.PLAYER)
             },
             quests=quests,
@@ -183,12 +193,13 @@ class HotLayer:
     ) -> tuple[str | None, list[Entry], list[SessionFact]]:
         """The session (the latest when none is named), its last minutes of talk and the
         session facts shown to the NPC."""
-        session_id = await self._session(session_id)
+        session_id = await self._session(session_id, npc_id)
         if session_id is None:
             return None, [], []
         window = timedelta(minutes=self.budgets.transcript_minutes)
         entries, facts = await concurrently(
-            lambda: self.memory.log.recent(session_id, window=window),
+            # The prompt of an NPC never holds what the DM keeps to themselves.
+            lambda: self.memory.log.recent(session_id, window=window, include_dm_only=False),
             lambda: self.memory.session_facts.shown_to(session_id, npc_id),
         )
         return session_id, entries, list(facts)
@@ -253,8 +264,6 @@ class HotLayer:
             )
         count = len(snapshot.facts)
         for position, fact in enumerate(snapshot.facts):
-            if redactor.mentions_hidden(fact.text):
-                continue
             unconfirmed = rumours.is_rumour(fact.provenance)
             # Newer facts matter more; confident ones more than rumours.
             relevance = 1.0 + fact.provenance.confidence / 2 + position / max(count, 1) / 2

@@ -17,7 +17,6 @@ from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recall.prefetch_triggers import temporal_reference
 from glyphoxa_mcp.recall.sentences import seen_from
-from glyphoxa_mcp.storage.models import NO_FILTERS
 from glyphoxa_mcp.views.hot_context import HotLayer
 from glyphoxa_mcp.views.results import EntityRef, SessionHit
 from glyphoxa_mcp.views.session_search import SessionSearch
@@ -63,23 +62,24 @@ async def prefetch_context(
     heard = utterance
     utterance = correctors.for_entities(scope.known).correct(heard).corrected
     named = [i for i in scope.mentions.owners_in(utterance) if i != npc.id]
-    snapshots = await view.memory.queries.snapshots(
+    withheld = await as_npc.withheld_sessions()
+    read = await view.memory.queries.snapshots(
         named[:MAX_ENTITIES], npc_id=npc.id, max_relationships=RELATIONSHIPS_EACH
     )
+    snapshots = [s for s in (scope.shown_snapshot(r, withheld) for r in read) if s is not None]
     context = []
     for snapshot in snapshots:
         entity = snapshot.entity
         attributes = scope.redactor.clean(entity.attributes)
         parts = [f"{k.replace('_', ' ')}: {v}" for k, v in attributes.items()]
         parts += [seen_from(entity.name, r) for r in snapshot.relationships]
-        parts += [f.text for f in snapshot.facts if not scope.redactor.mentions_hidden(f.text)]
+        parts += [f.text for f in snapshot.facts]
         context.append(f"{entity.name} ({entity.type.value}): " + " ".join(parts))
     temporal = temporal_reference(utterance)
     passages: list[SessionHit] = []
     if utterance.strip() and (temporal or named) and view.embedder is not None:
-        passages = await SessionSearch(as_npc, NO_FILTERS, scope).run(
-            utterance.strip(), MAX_PASSAGES
-        )
+        filters = await as_npc.transcript_filters()
+        passages = await SessionSearch(as_npc, filters, scope).run(utterance.strip(), MAX_PASSAGES)
     lines = ["## Memory this conversation may need"]
     lines += [f"- {line}" for line in context]
     if passages:

@@ -85,9 +85,6 @@ class SessionSummaryResult(BaseModel):
     summary: str | None
     summary_source: str | None = Field(description="llm, extractive or dm.")
     entities: list[EntityRef] = Field(description="Entities involved in the session.")
-    redacted_sentences: int = Field(
-        default=0, description="Sentences left out because they name what this NPC may not know."
-    )
     scope: str
     note: str | None = None
 
@@ -104,7 +101,6 @@ class SessionHit(BaseModel):
         description="Which rankings found it: meaning, words, date (said on a date the query "
         "names), graph."
     )
-    redacted_sentences: int = 0
 
 
 class SearchSessionsResult(BaseModel):

@@ -10,7 +10,6 @@ from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.query_dates import named_period
-from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.storage.models import Chunk, ChunkTextMatch, Entry, EntryMatch, SearchFilters
 from glyphoxa_mcp.views.arguments import search_query
@@ -79,7 +78,7 @@ async def _filters(
             )
         bounds[field] = bound.real if bound else None
     if session_id is not None and session_id.strip():
-        await known_session(view.memory.sessions, session_id.strip())
+        await known_session(view, session_id.strip())
     speaker_ids = None
     if speaker is not None and speaker.strip():
         speaker_ids = tuple(await view.memory.log.speaker_ids(speaker))
@@ -92,12 +91,14 @@ async def _filters(
             return None
     if npc_id is not None and npc_id.strip() in scope.hidden_ids:
         return None
-    return SearchFilters(
-        session_id=session_id.strip() if session_id and session_id.strip() else None,
-        speaker_ids=speaker_ids,
-        npc_id=npc_id.strip() if npc_id and npc_id.strip() else None,
-        after=bounds["after"],
-        before=bounds["before"],
+    return await view.transcript_filters(
+        SearchFilters(
+            session_id=session_id.strip() if session_id and session_id.strip() else None,
+            speaker_ids=speaker_ids,
+            npc_id=npc_id.strip() if npc_id and npc_id.strip() else None,
+            after=bounds["after"],
+            before=bounds["before"],
+        )
     )
 
 
@@ -135,6 +136,7 @@ class SessionSearch:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
         embedding = await self.view.embed_query(query)
         found = await self._meaning_and_words(query, embedding, self.filters, pool)
+        said_then: Candidates | None = None
         period = named_period(query)
         if period is not None and self.filters.after is None and self.filters.before is None:
             # The date the query names: what was said then, ranked the same way.
@@ -142,13 +144,10 @@ class SessionSearch:
             said_then = await self._meaning_and_words(query, embedding, then, pool)
             found.chunks.update(said_then.chunks)
             found.entries.update(said_then.entries)
-            fused_then = reciprocal_rank_fusion(said_then.rankings, FUSION_WEIGHTS, k=FUSION_K)
-            found.rankings["date"] = [key for key, _, _ in fused_then]
+        graph: list[Chunk] = []
         if self.graph_expansion:
             graph = await self._through_the_graph(query, embedding, pool)
             found.chunks.update({c.id: c for c in graph})
-            found.rankings["graph"] = [("chunk", c.id) for c in graph]
-        fused = reciprocal_rank_fusion(found.rankings, FUSION_WEIGHTS, k=FUSION_K)
         # A passage is given as its lines from the log, so overlapping ones can be trimmed.
         lines = {i for c in found.chunks.values() for i in c.entry_ids} - found.entries.keys()
         sessions = {c.session_id for c in found.chunks.values() if c.session_id is not None}
@@ -158,7 +157,55 @@ class SessionSearch:
             lambda: self.memory.sessions.titles(sessions),
         )
         found.entries.update({e.id: e for e in more_lines})
-        return self._hits(fused, found.chunks, found.entries, titles, self.scope.redactor, wanted)
+        # What the viewer may not read in whole neither ranks nor shows: a passage holding
+        # a hidden line is left out, not shown without it, as its place in the ranking
+        # would tell that the query's words were said there.
+        readable = self._readable(found.chunks, found.entries)
+
+        def kept(ranking: list[Key]) -> list[Key]:
+            return [key for key in ranking if key in readable]
+
+        rankings = {name: kept(ranking) for name, ranking in found.rankings.items()}
+        if said_then is not None:
+            fused_then = reciprocal_rank_fusion(
+                {name: kept(ranking) for name, ranking in said_then.rankings.items()},
+                FUSION_WEIGHTS,
+                k=FUSION_K,
+            )
+            rankings["date"] = [key for key, _, _ in fused_then]
+        if graph:
+            rankings["graph"] = kept([("chunk", c.id) for c in graph])
+        fused = reciprocal_rank_fusion(rankings, FUSION_WEIGHTS, k=FUSION_K)
+        return self._hits(fused, found.chunks, found.entries, titles, wanted)
+
+    def _readable(self, chunks: dict[int, Chunk], entries: dict[int, Entry]) -> set[Key]:
+        """The candidates this viewer may read whole."""
+        if self.view.npc_id is None:
+            return {("chunk", i) for i in chunks} | {("entry", i) for i in entries}
+        scope = self.scope
+        withheld = set(self.filters.withheld_sessions)
+
+        def line_readable(entry: Entry) -> bool:
+            return not (
+                entry.dm_only
+                or entry.session_id in withheld
+                or entry.npc_id in scope.hidden_ids
+                or scope.redactor.mentions_hidden(f"{entry.speaker_name}: {entry.text}")
+            )
+
+        lines = {i for i, entry in entries.items() if line_readable(entry)}
+        readable: set[Key] = {("entry", i) for i in lines}
+        for chunk_id, chunk in chunks.items():
+            if chunk.dm_only or (chunk.session_id is not None and chunk.session_id in withheld):
+                continue
+            whole = (
+                all(i in lines for i in chunk.entry_ids)
+                if chunk.entry_ids
+                else not scope.redactor.mentions_hidden(chunk.content)
+            )
+            if whole:
+                readable.add(("chunk", chunk_id))
+        return readable
 
     async def _meaning_and_words(
         self, query: str, embedding: list[float], filters: SearchFilters, pool: int
@@ -206,7 +253,6 @@ class SessionSearch:
         chunks: dict[int, Chunk],
         entries: dict[int, Entry],
         titles: dict[str, str | None],
-        redactor: Redactor,
         wanted: int,
     ) -> list[SessionHit]:
         hits: list[SessionHit] = []
@@ -229,12 +275,9 @@ class SessionSearch:
                 text = "\n".join(f"{e.speaker_name}: {e.text}" for e in lines)
                 entry_ids = [e.id for e in lines]
                 started, ended = lines[0].spoken_at, lines[-1].spoken_at
-            text, dropped = redactor.redact_lines(text)
-            if not text.strip():
-                continue
             covered.update(entry_ids)
             title = titles.get(session_id) if session_id else None
-            if title is not None and redactor.mentions_hidden(title):
+            if title is not None and self.scope.redactor.mentions_hidden(title):
                 title = None
             hits.append(
                 SessionHit(
@@ -246,7 +289,6 @@ class SessionSearch:
                     score=round(score, 6),
                     entry_ids=entry_ids,
                     matched_by=sorted(set(found_by)),
-                    redacted_sentences=dropped,
                 )
             )
         return hits

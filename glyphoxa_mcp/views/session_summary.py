@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage.campaigns import Sessions
 from glyphoxa_mcp.storage.models import Session
 from glyphoxa_mcp.views.arguments import present
 from glyphoxa_mcp.views.results import EntityRef, SessionSummaryResult
@@ -22,18 +21,21 @@ async def session_summary(
     if session_id is not None and sessions_ago is not None:
         raise InvalidInputError("Give session_id or sessions_ago, not both.", field="sessions_ago")
     session_id = present(session_id, "session_id")
+    scope = await view.scope()
     if session_id is not None:
-        session = await known_session(view.memory.sessions, session_id)
+        session = await known_session(view, session_id)
     else:
-        session = await view.memory.sessions.finished(1 if sessions_ago is None else sessions_ago)
-    redactor = (await view.scope()).redactor
-    summary, dropped = (None, 0)
-    if session.summary is not None:
-        summary, dropped = redactor.redact(session.summary)
+        withheld = await view.withheld_sessions()
+        session = await view.memory.sessions.finished(
+            1 if sessions_ago is None else sessions_ago, skipping=withheld
+        )
+    redactor = scope.redactor
+    summary = redactor.redact(session.summary) if session.summary is not None else None
     title = session.title
     if title is not None and redactor.mentions_hidden(title):
-        title, dropped = None, dropped + 1
-    entities = await view.memory.queries.session_entities(session.id, view.npc_id)
+        title = None
+    involved = await view.memory.queries.session_entities(session.id, view.npc_id)
+    entities = [scope.by_id[e.id] for e in involved if e.id in scope.by_id]
     note = None
     if session.summary is None:
         note = (
@@ -45,21 +47,25 @@ async def session_summary(
         title=title,
         started_at=session.started_at,
         ended_at=session.ended_at,
-        summary=summary,
+        summary=summary or None,
         summary_source=session.summary_source,
         entities=[EntityRef(id=e.id, name=e.name, type=e.type.value) for e in entities],
-        redacted_sentences=dropped,
         scope=view.label,
         note=note,
     )
 
 
-async def known_session(sessions: Sessions, session_id: str) -> Session:
+async def known_session(view: View, session_id: str) -> Session:
+    """The session, when this viewer may read it; otherwise the same error as for a session
+    that does not exist, whose hint lists only sessions the viewer may read."""
+    withheld = await view.withheld_sessions()
     try:
-        return await sessions.get(session_id)
+        if session_id in withheld:
+            raise NotFoundError("withheld")
+        return await view.memory.sessions.get(session_id)
     except NotFoundError:
-        known = await sessions.list()
-        recent = [s.id for s in known[-LISTED_IDS:]]
+        known = [s.id for s in await view.memory.sessions.list() if s.id not in withheld]
+        recent = known[-LISTED_IDS:]
         hint = (
             f"Known sessions (latest {len(recent)}): {', '.join(recent)}; or use sessions_ago."
             if recent

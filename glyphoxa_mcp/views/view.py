@@ -17,7 +17,7 @@ from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.recall.speech_terms import speech_terms
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Provenance
+from glyphoxa_mcp.storage.models import NO_FILTERS, Provenance, SearchFilters
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views import entity_query, fact_search, session_search, session_summary
 from glyphoxa_mcp.views.hot_context import HotContext, HotLayer
@@ -68,6 +68,27 @@ class View:
     async def scope(self) -> Scope:
         """This viewer's scope; read it once per call and pass it along."""
         return await scope_of(self.memory, self.npc_id)
+
+    async def withheld_sessions(self) -> frozenset[str]:
+        """The sessions this viewer may not read at all: those the DM keeps to themselves,
+        and those whose id names something hidden from it (an id cannot be redacted)."""
+        if self.npc_id is None:
+            return frozenset()
+        redactor = (await self.scope()).redactor
+        return frozenset(
+            session.id
+            for session in await self.memory.sessions.list()
+            if session.dm_only or redactor.mentions_hidden(session.id)
+        )
+
+    async def transcript_filters(self, filters: SearchFilters = NO_FILTERS) -> SearchFilters:
+        """`filters` narrowed to the lines and passages this viewer may read."""
+        if self.npc_id is None:
+            return filters
+        withheld = await self.withheld_sessions()
+        return filters.model_copy(
+            update={"include_dm_only": False, "withheld_sessions": tuple(sorted(withheld))}
+        )
 
     async def embed_query(self, query: str) -> list[float]:
         if self.embedder is None:

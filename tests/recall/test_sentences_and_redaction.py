@@ -1,6 +1,10 @@
 from __future__ import annotations
 
-from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor
+import pytest
+
+from glyphoxa_mcp.correction.name_index import KnownName
+from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
+from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor, inflections
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 
 
@@ -16,15 +20,65 @@ def test_built_in_and_custom_relationships_read_as_sentences() -> None:
 def test_sentences_naming_hidden_entities_are_dropped() -> None:
     redactor = Redactor.hiding(["Cult of Ash", "the Ashen Ones", "x"])
     text = "We met Grimjaw. The cult of ash meets below! Nobody saw the ashen ones? Then we left."
-    assert redactor.redact(text) == ("We met Grimjaw. Then we left.", 2)
+    assert redactor.redact(text) == "We met Grimjaw. Then we left."
 
 
 def test_names_only_match_as_whole_words() -> None:
     redactor = Redactor.hiding(["Ash"])
-    assert redactor.redact("The ashes are cold.") == ("The ashes are cold.", 0)
+    assert redactor.redact("The ashes are cold.") == "The ashes are cold."
     assert redactor.mentions_hidden("Ask Ash.")
 
 
 def test_nothing_hidden_keeps_everything() -> None:
-    assert SHOW_EVERYTHING.redact("Anything at all.") == ("Anything at all.", 0)
-    assert Redactor.hiding([]).redact("Still here.") == ("Still here.", 0)
+    assert SHOW_EVERYTHING.redact("Anything at all.") == "Anything at all."
+    assert Redactor.hiding([]).redact("Still here.") == "Still here."
+
+
+KNIVES = Redactor.hiding(["Salt Knives"])
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "He is a Salt Knife, I'd bet on it.",  # singular
+        "The Salt Knifes again.",  # a wrong plural
+        "the Salt Knives' business",  # possessive
+        "a Salt Knife's blade",
+        "The salt-knives run this harbour.",  # hyphenated, lower case
+        "SaltKnives. Carved on every crate.",  # run together
+        "SALT KNIVES",
+    ],
+)
+def test_inflected_hyphenated_and_run_together_forms_are_hidden(said: str) -> None:
+    assert KNIVES.mentions_hidden(said)
+
+
+@pytest.mark.parametrize(
+    "said", ["Salt and knives on the table.", "The salt caves are dark.", "A knife of salt."]
+)
+def test_the_words_of_a_name_apart_are_not_the_name(said: str) -> None:
+    assert not KNIVES.mentions_hidden(said)
+
+
+def test_plurals_and_singulars_of_a_last_word() -> None:
+    assert {"knife", "knives", "knifes"} <= inflections("knives")
+    assert {"story", "stories"} <= inflections("story")
+    assert {"sister", "sisters"} <= inflections("sisters")
+
+
+def test_a_misspelling_is_hidden_when_correction_would_put_back_the_hidden_name() -> None:
+    campaign = PhoneticCorrector(
+        [
+            KnownName("Salt Knives", "salt-knives"),
+            KnownName("Saltmere", "saltmere"),
+            KnownName("Old Salt Caves", "old-salt-caves"),
+        ]
+    )
+    redactor = Redactor.hiding(["Salt Knives"], campaign, ["salt-knives"])
+    assert redactor.mentions_hidden("The Sault Knives pay the watch.")
+    assert redactor.mentions_hidden("Berrit's one of the Salt Nives, isn't he?")
+    # What correction leaves alone, or puts back to a visible name, stays.
+    assert not redactor.mentions_hidden("We sailed from Saltmere at dawn.")
+    assert not redactor.mentions_hidden("The salt caves flood at high tide.")
+    # Without the corrector only the spelled forms are found.
+    assert not Redactor.hiding(["Salt Knives"]).mentions_hidden("The Sault Knives pay.")

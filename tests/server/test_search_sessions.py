@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -115,7 +116,7 @@ async def test_an_npc_never_hears_what_it_may_not_know(connect_semantic: Connect
         result = await call(client, TOOL, query="Where does the cult meet?", top_k=10)
     text = " ".join(h["text"] for h in result["results"])
     assert "Cult" not in text and "cult" not in text
-    assert any(h["redacted_sentences"] for h in result["results"])
+    assert "redacted_sentences" not in json.dumps(result)  # no count of what was left out
     async with connect_semantic(npc_id="vask") as client:
         vask = await call(client, TOOL, query="Where does the cult meet?", top_k=3)
     assert "Cult meets under the Red Kettle" in vask["results"][0]["text"]

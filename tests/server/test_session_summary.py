@@ -63,7 +63,8 @@ async def test_an_npc_never_reads_what_it_may_not_know(connect: Connect) -> None
     async with connect(npc_id="mira") as client:
         first = await call(client, TOOL, session_id="s1")
         second = await call(client, TOOL, session_id="s2")
-    assert first["summary"] == "The party met Grimjaw." and first["redacted_sentences"] == 1
+    assert first["summary"] == "The party met Grimjaw."
+    assert "redacted_sentences" not in first  # no count of what was left out
     assert second["title"] is None  # "Into the Cult" names a secret
     async with connect(npc_id="vask") as client:
         vask = await call(client, TOOL, session_id="s1")

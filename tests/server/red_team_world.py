@@ -1,0 +1,175 @@
+"""The sample campaign after three more sessions that talk about its secrets, and what each
+viewer must never read of them.
+
+The Salt Knives (a faction known only to Old Berrit and Dovrek) are named in every way the
+table says things: in a session title, in the singular, possessive, hyphenated, run
+together, misheard, and in lines an extractive summary quotes. One line states a secret fact
+without naming anything hidden ("Tarquel paid the smugglers…"): the DM marks it DM-only, as
+a whole session of the DM's preparation notes is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from glyphoxa_mcp.demo import prepare
+from glyphoxa_mcp.pipeline.finish import end_session
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntry, NewSession
+
+CAMPAIGN = "demo"
+
+
+@dataclass(frozen=True)
+class Line:
+    speaker: str
+    text: str
+    dm_only: bool = False
+
+
+PLAYERS = {"Kael": "p-kael", "Lyra": "p-lyra", "Sera": "p-sera", "DM": "dm"}
+NPCS = {
+    "Brannoch": "brannoch",
+    "Ilvenna": "ilvenna",
+    "Wendrith": "wendrith",
+    "Captain Ysolde": "ysolde",
+}
+
+SESSIONS: dict[str, tuple[str, datetime, bool, list[Line]]] = {
+    "session-3": (
+        "The Salt Knives' Cellar",
+        datetime(2026, 3, 21, 19, tzinfo=UTC),
+        False,
+        [
+            Line("DM", "You follow Ilvenna down the steps beneath the Red Kettle."),
+            Line("Ilvenna", "Father keeps the brandy down here. Mind the third step."),
+            Line("Kael", "Crates stamped with a dagger. He is a Salt Knife, I'd bet my bow on it."),
+            Line("Lyra", "The salt-knives run this harbour, everyone whispers it."),
+            Line("Sera", "SaltKnives. It is carved on every crate down here."),
+            Line("Brannoch", "I know nothing of the Salt Knives' business in my cellar, friend."),
+            Line("Kael", "Berrit's one of the Salt Nives, isn't he?"),
+            Line("Lyra", "The Sault Knives pay the watch to look away."),
+            Line(
+                "DM",
+                "Tarquel paid the smugglers to lose his own caravan for the insurance.",
+                dm_only=True,
+            ),
+            Line("Sera", "The stew upstairs smells of tar and pepper tonight."),
+            Line("Ilvenna", "Father says the iron caravan will turn up by the spring tide."),
+        ],
+    ),
+    "session-4": (
+        "Quiet Night at the Harbour",
+        datetime(2026, 3, 28, 19, tzinfo=UTC),
+        False,
+        [
+            Line("DM", "Fog lies on Saltmere Harbour. Wendrith counts barrels on the quay."),
+            Line(
+                "Wendrith", "No ship left this harbour on the Night of Lights, my ledger says so."
+            ),
+            Line("Kael", "Dovrek was out on the water that night with a lantern.", dm_only=True),
+            Line("Lyra", "Salt Knives, Salt Knives, that is all the fishermen sing about."),
+            Line("Sera", "Wendrith, who pays for the fog lanterns?"),
+            Line("Wendrith", "The Merchants' Guild, as ever. Tarquel signed the ledger himself."),
+            Line("Kael", "Let's ask Captain Ysolde about the crates in the cellar."),
+        ],
+    ),
+    "session-5": (
+        "Session zero notes",
+        datetime(2026, 3, 10, 18, tzinfo=UTC),
+        True,
+        [
+            Line("DM", "Prep: Tarquel staged the theft with the mercenaries of Dovrek."),
+            Line("DM", "Prep: the wagons sit in the Old Salt Caves; Berrit lies about lanterns."),
+        ],
+    ),
+}
+
+
+async def build(memory: CampaignMemory, embedder: Embedder) -> CampaignMemory:
+    """The sample campaign (sessions 1 and 2) and sessions 3 to 5, ended offline."""
+    demo = await prepare(memory.db, embedder, lambda _: None)
+    for session_id, (title, start, dm_only, lines) in SESSIONS.items():
+        await demo.sessions.upsert(NewSession(id=session_id, title=title, started_at=start))
+        ids = await demo.log.append_many(
+            session_id,
+            [
+                NewEntry(
+                    speaker_id=NPCS.get(line.speaker) or PLAYERS[line.speaker],
+                    speaker_name=line.speaker,
+                    npc_id=NPCS.get(line.speaker),
+                    text=line.text,
+                    spoken_at=start + timedelta(seconds=20 * index),
+                )
+                for index, line in enumerate(lines)
+            ],
+        )
+        # The DM marks what was said before the session ends, as during play.
+        marked = [entry_id for entry_id, line in zip(ids, lines, strict=True) if line.dm_only]
+        if marked:
+            await demo.log.set_dm_only(marked, True)
+        if dm_only:
+            await demo.sessions.set_dm_only(session_id, True)
+        await end_session(memory.db, CAMPAIGN, session_id, embedder)
+    return demo
+
+
+@dataclass(frozen=True)
+class Secret:
+    """Something some viewers may not read: its name in the report, the viewers who may,
+    and what in a reply shows it."""
+
+    name: str
+    known_by: frozenset[str]
+    pattern: re.Pattern[str]
+
+
+def _pattern(*alternatives: str) -> re.Pattern[str]:
+    return re.compile("|".join(alternatives), re.IGNORECASE)
+
+
+SECRETS = (
+    Secret(
+        "the Salt Knives, in any form",
+        frozenset({"berrit", "dovrek"}),
+        _pattern(
+            r"salt[\s\-'\u2019]*(kni(fe|ves|fes)|ni(ves|fes|eves))",
+            r"sault[\s\-]*knives",
+        ),
+    ),
+    Secret(
+        "Tarquel's insurance scheme (the DM's secret fact, and the DM-only line)",
+        frozenset(),
+        _pattern(r"insurance", r"lose his own caravan", r"paid the smugglers"),
+    ),
+    Secret(
+        "the contraband under the Red Kettle (Old Berrit's secret fact)",
+        frozenset({"berrit"}),
+        _pattern(r"contraband"),
+    ),
+    Secret(
+        "Old Berrit's membership (a relationship only he knows)",
+        frozenset({"berrit"}),
+        _pattern(r"Berrit is a member of Salt Knives"),
+    ),
+    Secret(
+        "Dovrek on the water the Night of Lights (his secret, and a DM-only line)",
+        frozenset({"dovrek"}),
+        _pattern(r"Dovrek took part in The Night of Lights", r"Dovrek was out on the water"),
+    ),
+    Secret(
+        "the DM's preparation session (DM-only)",
+        frozenset(),
+        _pattern(r"session-5", r"Session zero", r"staged the theft", r"Prep:"),
+    ),
+)
+
+
+def hidden_from(viewer: str | None) -> list[Secret]:
+    """The secrets `viewer` (an NPC id; None: the DM) may not read."""
+    if viewer is None:
+        return []
+    return [secret for secret in SECRETS if viewer not in secret.known_by]
