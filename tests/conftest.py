@@ -349,3 +349,15 @@ def spoken_village_dsn(test_server: PostgresForTests, offline_embedder: LocalMin
         await seed_spoken_village(memory, offline_embedder)
 
     return seeded_database(test_server, test_server.template_384, 384, seed)
+
+
+@pytest.fixture(scope="session")
+def red_team_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedder) -> str:
+    """The sample campaign after sessions that talk about its secrets
+    (tests/server/red_team_world.py), seeded once for the run."""
+    from tests.server import red_team_world
+
+    async def seed(memory: CampaignMemory) -> None:
+        await red_team_world.build(memory, offline_embedder)
+
+    return seeded_database(test_server, test_server.template_384, 384, seed)

@@ -83,16 +83,23 @@ def visibility_of(args: argparse.Namespace, entities: EntityResolver) -> Visibil
     return Visibility(secret=args.secret, known_by=known)
 
 
-def parse_item(
-    reference: str,
-) -> tuple[Literal["entity", "relationship", "fact", "import"], str | int]:
-    """'rel:12' -> ('relationship', 12), 'fact:7' -> ('fact', 7), anything else an entity."""
+ItemKind = Literal["entity", "relationship", "fact", "import", "line", "session"]
+
+
+def parse_item(reference: str) -> tuple[ItemKind, str | int]:
+    """'rel:12' -> ('relationship', 12), 'fact:7' -> ('fact', 7), 'line:3' -> ('line', 3),
+    'session:s2' -> ('session', 's2'), anything else an entity."""
     prefix, sep, rest = reference.partition(":")
-    kinds: dict[str, Literal["relationship", "fact", "import"]] = {
+    if sep and prefix == "session":
+        if not rest.strip():
+            raise InvalidInputError(f"{reference!r}: write session:ID.")
+        return "session", rest.strip()
+    kinds: dict[str, Literal["relationship", "fact", "import", "line"]] = {
         "rel": "relationship",
         "relationship": "relationship",
         "fact": "fact",
         "import": "import",
+        "line": "line",
     }
     if sep and prefix in kinds:
         if not rest.isdigit():

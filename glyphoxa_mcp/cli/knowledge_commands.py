@@ -16,6 +16,7 @@ from glyphoxa_mcp.cli.dm_support import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
 from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.storage.models import Fact, NewFact, Provenance, Visibility, build
@@ -68,15 +69,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         add_common(action)
         action.set_defaults(run=run)
 
-    secret = commands.add_parser("secret", help="decide who knows an entity, relationship or fact")
+    secret = commands.add_parser(
+        "secret",
+        help="decide who knows an entity, relationship or fact; keep a line or session to the DM",
+    )
     secrets = secret.add_subparsers(title="actions", metavar="ACTION", required=True)
-    mark = secrets.add_parser("mark", help="make it secret, known only to --known-by (or the DM)")
-    mark.add_argument("item", metavar="NAME|rel:ID|fact:ID")
+    mark = secrets.add_parser(
+        "mark",
+        help="make it secret, known only to --known-by (or the DM); a transcript line or a "
+        "whole session: DM-only",
+    )
+    mark.add_argument("item", metavar="NAME|rel:ID|fact:ID|line:ID|session:ID")
     mark.add_argument("--known-by", action="append", default=[], metavar="NPC")
     add_common(mark)
     mark.set_defaults(run=run_mark)
-    reveal = secrets.add_parser("reveal", help="make it common knowledge")
-    reveal.add_argument("item", metavar="NAME|rel:ID|fact:ID")
+    reveal = secrets.add_parser("reveal", help="make it common knowledge (or readable by NPCs)")
+    reveal.add_argument("item", metavar="NAME|rel:ID|fact:ID|line:ID|session:ID")
     add_common(reveal)
     reveal.set_defaults(run=run_reveal)
 
@@ -229,7 +237,7 @@ async def run_review_list(args: argparse.Namespace) -> int:
 
 def _reviewed(reference: str) -> tuple[Literal["relationship", "fact", "import"], int]:
     kind, item = parse_item(reference)
-    if kind == "entity" or not isinstance(item, int):
+    if kind not in ("relationship", "fact", "import") or not isinstance(item, int):
         raise InvalidInputError(f"{reference!r}: review items are rel:ID, fact:ID or import:ID.")
     return kind, item
 
@@ -275,6 +283,8 @@ async def _set_visibility(args: argparse.Namespace, secret: bool, known_by: list
                 f"{args.item}: an import waiting for review has no visibility yet; "
                 "`review confirm` it first."
             )
+        if kind == "line" or kind == "session":
+            raise AssertionError("lines and sessions are kept to the DM by _keep_to_dm")
         if kind == "entity":
             entity = entities.resolve(str(item))
             item, label = entity.id, entity.name
@@ -285,7 +295,61 @@ async def _set_visibility(args: argparse.Namespace, secret: bool, known_by: list
     return label
 
 
+async def _keep_to_dm(args: argparse.Namespace, dm_only: bool) -> int:
+    """`secret mark|reveal line:ID|session:ID`."""
+    kind, item = parse_item(args.item)
+    if dm_only and getattr(args, "known_by", None):
+        raise InvalidInputError(
+            f"{args.item}: a transcript line or session is DM-only or not; --known-by is for "
+            "entities, relationships and facts."
+        )
+    async with campaign_memory(args) as (db, _):
+        if kind == "line":
+            assert isinstance(item, int)
+            lines = await mark_lines(db, args.campaign, [item], dm_only)
+            data = {
+                "line": item,
+                "dm_only": dm_only,
+                "summaries_rewritten": list(lines.summaries_rewritten),
+                "waiting_for_llm": list(lines.waiting_for_llm),
+            }
+            text = [f"line:{item} is now {'DM-only' if dm_only else 'shown to NPCs'}."]
+            for session in lines.summaries_rewritten:
+                text.append(f"The summary of session {session!r} was written again without it.")
+            if lines.waiting_for_llm:
+                text.append(
+                    "Run `glyphoxa-mcp session end --retry-llm` to have the LLM write "
+                    f"{', '.join(repr(s) for s in lines.waiting_for_llm)} again."
+                )
+        else:
+            marked = await mark_session(db, args.campaign, str(item), dm_only)
+            hidden = marked.hidden
+            data = {"session": marked.session.id, "dm_only": dm_only}
+            text = [
+                f"Session {marked.session.id!r} is now "
+                f"{'DM-only' if dm_only else 'readable by NPCs'}."
+            ]
+            if hidden is not None:
+                data |= {
+                    "facts_made_secret": hidden.facts,
+                    "relationships_made_secret": hidden.relationships,
+                }
+                text.append(
+                    f"Its episode and what it taught ({hidden.facts} facts, "
+                    f"{hidden.relationships} relationships) are now known to the DM only."
+                )
+            elif not dm_only:
+                text.append(
+                    "Facts and relationships learned in it stay secret: `secret reveal` each "
+                    "you want NPCs to know."
+                )
+    emit(args, data, "\n".join(text))
+    return 0
+
+
 async def run_mark(args: argparse.Namespace) -> int:
+    if parse_item(args.item)[0] in ("line", "session"):
+        return await _keep_to_dm(args, True)
     label = await _set_visibility(args, True, args.known_by)
     who = ", ".join(args.known_by) if args.known_by else "the DM only"
     emit(
@@ -297,6 +361,8 @@ async def run_mark(args: argparse.Namespace) -> int:
 
 
 async def run_reveal(args: argparse.Namespace) -> int:
+    if parse_item(args.item)[0] in ("line", "session"):
+        return await _keep_to_dm(args, False)
     label = await _set_visibility(args, False, [])
     emit(args, {"revealed": args.item}, f"{label} is now common knowledge.")
     return 0

@@ -58,6 +58,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     listing = sessions.add_parser("list", help="the sessions, oldest first")
     add_common(listing)
     listing.set_defaults(run=run_list)
+    show = sessions.add_parser(
+        "show", help="the session's lines with their ids (for `secret mark line:ID`)"
+    )
+    show.add_argument("session")
+    show.add_argument("--grep", metavar="TEXT", help="only lines holding TEXT (any case)")
+    add_common(show)
+    show.set_defaults(run=run_show)
     facts = sessions.add_parser(
         "facts",
         help="the session's temporary facts (set by a recorder; gone when it ends)",
@@ -166,6 +173,37 @@ async def run_list(args: argparse.Namespace) -> int:
         )
     else:
         print("No sessions yet.")
+    return 0
+
+
+async def run_show(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (_, memory):
+        session = await memory.sessions.get(checked_session(args.session))
+        lines = await memory.log.entries(session.id)
+    if args.grep:
+        wanted = args.grep.casefold()
+        lines = [e for e in lines if wanted in f"{e.speaker_name}: {e.text}".casefold()]
+    if args.json:
+        emit(args, [e.model_dump(mode="json", exclude={"words"}) for e in lines], "")
+        return 0
+    marks = " (DM-only session)" if session.dm_only else ""
+    print(f"Session {session.id!r}: {session.title or 'untitled'}{marks}")
+    if not lines:
+        print("No lines." if not args.grep else f"No line holds {args.grep!r}.")
+        return 0
+    print_table(
+        ["line", "spoken", "speaker", "text", ""],
+        [
+            [
+                f"line:{e.id}",
+                e.spoken_at.strftime("%Y-%m-%d %H:%M:%S"),
+                e.speaker_name,
+                e.text,
+                "DM-only" if e.dm_only else "",
+            ]
+            for e in lines
+        ],
+    )
     return 0
 
 

@@ -163,3 +163,48 @@ def test_session_end_says_when_the_llm_is_down_and_retry_llm_finishes_the_job(
         assert (report["session"], report["summary_source"]) == ("s1", "llm")
         nothing = glyphoxa("session", "end", "--retry-llm", "--campaign", "c", env=up)
     assert "No session is waiting for the LLM." in nothing.stdout
+
+
+def test_a_dm_keeps_a_line_and_a_session_to_themselves(tmp_path: Path, glyphoxa: Cli) -> None:
+    def cli(*args: str, expect: int = 0) -> str:
+        result = glyphoxa(*args, "--campaign", "demo")
+        assert result.returncode == expect, result.stderr
+        assert "Traceback" not in result.stderr
+        return result.stdout if expect == 0 else result.stderr
+
+    session = tmp_path / "s1.jsonl"
+    session.write_text(bundled("session-1.jsonl"))
+    sample = tmp_path / "campaign.yaml"
+    sample.write_text(bundled("campaign.yaml"))
+    cli("campaign", "load", str(sample))
+    cli("ingest", str(session), "--session", "s1", "--title", "Rumours")
+    ended = json.loads(cli("session", "end", "s1", "--json"))
+    assert "I'll pay you forty silver" in ended["summary"]
+    [line] = json.loads(cli("session", "show", "s1", "--grep", "forty silver", "--json"))
+    marked = json.loads(cli("secret", "mark", f"line:{line['id']}", "--json"))
+    assert marked["summaries_rewritten"] == ["s1"]
+    shown = cli("session", "show", "s1", "--grep", "forty silver")
+    assert f"line:{line['id']}" in shown and "DM-only" in shown
+    [listed] = json.loads(cli("session", "list", "--json"))
+    assert "forty silver" not in listed["summary"]  # written again without the line
+    episode = json.loads(cli("entity", "show", "episode-s1", "--json"))
+    assert "forty silver" not in episode["entity"]["attributes"]["summary"]
+
+    hidden = json.loads(cli("secret", "mark", "session:s1", "--json"))
+    assert hidden == {
+        "session": "s1",
+        "dm_only": True,
+        "facts_made_secret": 0,
+        "relationships_made_secret": len(ended["participants"]),
+    }
+    assert json.loads(cli("entity", "show", "episode-s1", "--json"))["entity"]["visibility"][
+        "secret"
+    ]
+    assert "readable by NPCs" in cli("secret", "reveal", "session:s1")
+    assert "shown to NPCs" in cli("secret", "reveal", f"line:{line['id']}")
+
+    assert "No line line:999999" in cli("secret", "mark", "line:999999", expect=2)
+    assert "No session 'nope'" in cli("secret", "mark", "session:nope", expect=2)
+    assert "--known-by is for" in cli(
+        "secret", "mark", "session:s1", "--known-by", "Brannoch", expect=2
+    )

@@ -18,9 +18,8 @@ from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import Tier
-from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
-from tests.conftest import PostgresForTests, read_only, seeded_database, unhurried
+from tests.conftest import read_only, unhurried
 from tests.server import red_team_world as world
 from tests.server.red_team_attempts import Attempt, attempts
 
@@ -29,14 +28,6 @@ MIN_ATTEMPTS = 100
 # may not know), Berrit and Dovrek (know the faction and one secret each), Tarquel (the
 # secret is about him) and Brannoch (it is in his cellar).
 NPCS = ["brannoch", "ysolde", "berrit", "maelis", "tarquel", "dovrek", "wendrith", "ilvenna"]
-
-
-@pytest.fixture(scope="module")
-def red_team_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedder) -> str:
-    async def seed(memory: CampaignMemory) -> None:
-        await world.build(memory, offline_embedder)
-
-    return seeded_database(test_server, test_server.template_384, 384, seed)
 
 
 @contextlib.asynccontextmanager

@@ -1,0 +1,104 @@
+"""Keeping transcript lines, or whole sessions, to the DM (`secret mark line:ID|session:ID`).
+
+A line can state a secret without naming anything hidden ("Tarquel paid the smugglers…"):
+no rule on its words would catch it, so the DM marks it. What was made from the session
+before the mark follows it: an ended session's extractive summary is written again without
+the line (an LLM one too, and the session then waits for `session end --retry-llm` to have
+the LLM write it again), and so is its episode's copy. A DM-only session's episode and what
+it taught (facts and relationships sourced from it) become secret; revealing the session
+again shows its episode, while the facts stay secret until the DM reveals each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.errors import NotFoundError
+from glyphoxa_mcp.pipeline.summary import extractive_summary
+from glyphoxa_mcp.recall.episodes import episode_id
+from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.storage.curation import HiddenLearning
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import Entry, NewEntity, Session, Visibility
+
+
+@dataclass(frozen=True)
+class LinesMarked:
+    lines: tuple[Entry, ...]
+    summaries_rewritten: tuple[str, ...]
+    """Sessions whose summary was written again from the lines every viewer may read."""
+    waiting_for_llm: tuple[str, ...]
+    """Of those, the sessions whose LLM summary `session end --retry-llm` should redo."""
+
+
+@dataclass(frozen=True)
+class SessionMarked:
+    session: Session
+    hidden: HiddenLearning | None
+
+
+async def mark_lines(
+    db: Database, campaign_id: str, entry_ids: Sequence[int], dm_only: bool
+) -> LinesMarked:
+    async with db.transaction() as tx:
+        memory = CampaignMemory(tx, campaign_id)
+        lines = await memory.log.set_dm_only(entry_ids, dm_only)
+        rewritten, waiting = [], []
+        for session_id in sorted({line.session_id for line in lines}):
+            session = await memory.sessions.get(session_id)
+            # A summary the DM wrote is the DM's; a running session has none yet.
+            if session.ended_at is None or session.summary_source in (None, "dm"):
+                continue
+            await _rewrite_summary(memory, session)
+            rewritten.append(session_id)
+            if session.summary_source == "llm" or session.llm_pending:
+                waiting.append(session_id)
+    return LinesMarked(tuple(lines), tuple(rewritten), tuple(waiting))
+
+
+async def _rewrite_summary(memory: CampaignMemory, session: Session) -> None:
+    readable = [e for e in await memory.log.entries(session.id) if not e.dm_only]
+    summary = await offline_summary(memory, session.id, readable)
+    was_llm = session.summary_source == "llm" or session.llm_pending
+    await memory.sessions.set_summary(session.id, summary, "extractive", llm_pending=was_llm)
+    try:
+        episode = await memory.graph.get_entity(episode_id(session.id))
+    except NotFoundError:
+        return
+    await memory.graph.upsert_entity(
+        NewEntity(
+            id=episode.id,
+            type=episode.type,
+            name=episode.name,
+            aliases=episode.aliases,
+            attributes={**episode.attributes, "summary": summary},
+        ),
+        keep_visibility=True,
+    )
+
+
+async def offline_summary(memory: CampaignMemory, session_id: str, entries: Sequence[Entry]) -> str:
+    """The extractive summary of `entries`, naming the campaign's entities (not the
+    session's own episode)."""
+    known = [e for e in await memory.queries.entity_names() if e.id != episode_id(session_id)]
+    return extractive_summary(
+        entries, NamePattern.of_entities(known), {e.id: e.name for e in known}
+    )
+
+
+async def mark_session(
+    db: Database, campaign_id: str, session_id: str, dm_only: bool
+) -> SessionMarked:
+    async with db.transaction() as tx:
+        memory = CampaignMemory(tx, campaign_id)
+        session = await memory.sessions.set_dm_only(session_id, dm_only)
+        episode = episode_id(session_id)
+        if dm_only:
+            hidden = await memory.curation.hide_learned_in(session_id, episode)
+            return SessionMarked(session, hidden)
+        with contextlib.suppress(NotFoundError):  # a session not ended has no episode yet
+            await memory.curation.set_visibility("entity", episode, Visibility())
+    return SessionMarked(session, None)
