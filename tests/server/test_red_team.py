@@ -23,6 +23,10 @@ from tests.conftest import read_only, unhurried
 from tests.server import red_team_world as world
 from tests.server.red_team_attempts import Attempt, attempts
 
+# The whole product under attack, about 1,300 calls: with the end-to-end tests, outside the
+# fast subset (the rules themselves are tested fast in tests/views/test_secrets_under_play.py).
+pytestmark = pytest.mark.e2e
+
 MIN_ATTEMPTS = 100
 # Every NPC of the campaign: among them Ysolde (knows the Watch is hostile to a faction she
 # may not know), Berrit and Dovrek (know the faction and one secret each), Tarquel (the
