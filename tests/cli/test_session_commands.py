@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 from glyphoxa_mcp.campaign.sample import bundled
@@ -63,6 +64,16 @@ def test_ingest_process_and_list_sessions(tmp_path: Path, glyphoxa: Cli) -> None
     assert "No session 'nope'" in cli("process", "nope", expect=2)
 
 
+def load_sample_session(tmp_path: Path, cli: Callable[..., str]) -> None:
+    """The sample campaign, and its first session ingested as 's1' ("Rumours")."""
+    session = tmp_path / "s1.jsonl"
+    session.write_text(bundled("session-1.jsonl"))
+    sample = tmp_path / "campaign.yaml"
+    sample.write_text(bundled("campaign.yaml"))
+    cli("campaign", "load", str(sample))
+    cli("ingest", str(session), "--session", "s1", "--title", "Rumours")
+
+
 def test_ending_a_session_summarises_it_and_records_the_episode(
     tmp_path: Path, glyphoxa: Cli
 ) -> None:
@@ -71,12 +82,7 @@ def test_ending_a_session_summarises_it_and_records_the_episode(
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    session = tmp_path / "s1.jsonl"
-    session.write_text(bundled("session-1.jsonl"))
-    sample = tmp_path / "campaign.yaml"
-    sample.write_text(bundled("campaign.yaml"))
-    cli("campaign", "load", str(sample))
-    cli("ingest", str(session), "--session", "s1", "--title", "Rumours")
+    load_sample_session(tmp_path, cli)
     ended = json.loads(cli("session", "end", "s1", "--json"))
     assert ended["ended_at"] == "2026-03-07T19:01:55+00:00"
     assert "I'll pay you forty silver" in ended["summary"]
@@ -172,12 +178,7 @@ def test_a_dm_keeps_a_line_and_a_session_to_themselves(tmp_path: Path, glyphoxa:
         assert "Traceback" not in result.stderr
         return result.stdout if expect == 0 else result.stderr
 
-    session = tmp_path / "s1.jsonl"
-    session.write_text(bundled("session-1.jsonl"))
-    sample = tmp_path / "campaign.yaml"
-    sample.write_text(bundled("campaign.yaml"))
-    cli("campaign", "load", str(sample))
-    cli("ingest", str(session), "--session", "s1", "--title", "Rumours")
+    load_sample_session(tmp_path, cli)
     ended = json.loads(cli("session", "end", "s1", "--json"))
     assert "I'll pay you forty silver" in ended["summary"]
     [line] = json.loads(cli("session", "show", "s1", "--grep", "forty silver", "--json"))
