@@ -48,10 +48,10 @@ def register_completions(server: MCPServer, view: View) -> None:
             return starting_with([npc.id for npc in npcs], argument.value)
         if argument.name == "session" and ref.uri == HOT_URI_TEMPLATE:
             sessions, withheld = await concurrently(
-                view.memory.sessions.list, view.withheld_sessions
+                view.memory.sessions.dm_only_by_id, view.withheld_sessions
             )
             # The latest first: the one being played is the likeliest.
-            readable = [s.id for s in reversed(sessions) if s.id not in withheld]
+            readable = [s for s in reversed(sessions) if s not in withheld]
             return starting_with(readable, argument.value)
         return NOTHING
 

@@ -61,6 +61,10 @@ UPDATE sessions SET summary = $3, summary_source = $4, llm_pending = $5
 WHERE campaign_id = $1 AND id = $2
 RETURNING {SESSION_COLUMNS}
 """
+SELECT_DM_ONLY_BY_ID = """
+SELECT id, dm_only FROM sessions WHERE campaign_id = $1
+ORDER BY coalesce(started_at, created_at), id
+"""
 SET_SESSION_DM_ONLY = f"""
 UPDATE sessions SET dm_only = $3
 WHERE campaign_id = $1 AND id = $2
@@ -168,6 +172,13 @@ class Sessions:
         with driver_errors("list sessions"):
             rows = await self._pool.fetch(SELECT_SESSIONS, self.campaign_id)
         return [_session(row) for row in rows]
+
+    async def dm_only_by_id(self) -> dict[str, bool]:
+        """Every session's id, oldest first, and whether it is DM-only: what a viewer's read
+        needs to know of the sessions, without their summaries."""
+        with driver_errors("list sessions"):
+            rows = await self._pool.fetch(SELECT_DM_ONLY_BY_ID, self.campaign_id)
+        return {row["id"]: row["dm_only"] for row in rows}
 
     async def titles(self, session_ids: Collection[str]) -> dict[str, str | None]:
         """The titles of these sessions (None: untitled), by id; unknown ids are left out."""

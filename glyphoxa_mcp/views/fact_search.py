@@ -52,8 +52,9 @@ async def search_facts(
     lower = parse_time_bound(after, "after")
     upper = parse_time_bound(before, "before")
     session_id = present(session_id, "session_id")
+    withheld = await view.withheld_sessions()
     if session_id is not None:
-        await known_session(view, session_id)
+        await known_session(view, session_id, withheld)
     scope = await view.scope()
     subject = None
     entity = present(entity, "entity")
@@ -73,7 +74,6 @@ async def search_facts(
         story_after=lower.story_day if lower else None,
         story_before=upper.story_day if upper else None,
     )
-    withheld = await view.withheld_sessions()
     hits = await FactSearch(view, scope, filters, lower, upper, withheld).run(
         text, subject, top_k.used
     )

@@ -121,10 +121,11 @@ class HotLayer:
     async def _session(self, session_id: str | None, npc_id: str) -> str | None:
         """The session asked for, or the one being played, of those the NPC may read."""
         as_npc = self.view.of_npc(npc_id)
+        withheld = await as_npc.withheld_sessions()
         if session_id is not None:
-            await known_session(as_npc, session_id)
+            await known_session(as_npc, session_id, withheld)
             return session_id
-        return await self.memory.log.latest_session_id(skipping=await as_npc.withheld_sessions())
+        return await self.memory.log.latest_session_id(skipping=withheld)
 
     async def npc_knowledge(self, npc_id: str) -> NpcKnowledge:
         """What the NPC knows, kept until any of it changes (entities, relationships, facts):

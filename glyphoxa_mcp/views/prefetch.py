@@ -78,7 +78,7 @@ async def prefetch_context(
     temporal = temporal_reference(utterance)
     passages: list[SessionHit] = []
     if utterance.strip() and (temporal or named) and view.embedder is not None:
-        filters = await as_npc.transcript_filters()
+        filters = as_npc.transcript_filters(withheld)
         passages = await SessionSearch(as_npc, filters, scope).run(utterance.strip(), MAX_PASSAGES)
     lines = ["## Memory this conversation may need"]
     lines += [f"- {line}" for line in context]

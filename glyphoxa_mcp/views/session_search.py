@@ -77,8 +77,9 @@ async def _filters(
                 field=field,
             )
         bounds[field] = bound.real if bound else None
+    withheld = await view.withheld_sessions()
     if session_id is not None and session_id.strip():
-        await known_session(view, session_id.strip())
+        await known_session(view, session_id.strip(), withheld)
     speaker_ids = None
     if speaker is not None and speaker.strip():
         speaker_ids = tuple(await view.memory.log.speaker_ids(speaker))
@@ -91,14 +92,15 @@ async def _filters(
             return None
     if npc_id is not None and npc_id.strip() in scope.hidden_ids:
         return None
-    return await view.transcript_filters(
+    return view.transcript_filters(
+        withheld,
         SearchFilters(
             session_id=session_id.strip() if session_id and session_id.strip() else None,
             speaker_ids=speaker_ids,
             npc_id=npc_id.strip() if npc_id and npc_id.strip() else None,
             after=bounds["after"],
             before=bounds["before"],
-        )
+        ),
     )
 
 

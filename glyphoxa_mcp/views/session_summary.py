@@ -22,10 +22,10 @@ async def session_summary(
         raise InvalidInputError("Give session_id or sessions_ago, not both.", field="sessions_ago")
     session_id = present(session_id, "session_id")
     scope = await view.scope()
+    withheld = await view.withheld_sessions()
     if session_id is not None:
-        session = await known_session(view, session_id)
+        session = await known_session(view, session_id, withheld)
     else:
-        withheld = await view.withheld_sessions()
         session = await view.memory.sessions.finished(
             1 if sessions_ago is None else sessions_ago, skipping=withheld
         )
@@ -55,16 +55,17 @@ async def session_summary(
     )
 
 
-async def known_session(view: View, session_id: str) -> Session:
-    """The session, when this viewer may read it; otherwise the same error as for a session
-    that does not exist, whose hint lists only sessions the viewer may read."""
-    withheld = await view.withheld_sessions()
+async def known_session(view: View, session_id: str, withheld: frozenset[str]) -> Session:
+    """The session, when this viewer may read it (`withheld`: its `withheld_sessions()`);
+    otherwise the same error as for a session that does not exist, whose hint lists only
+    sessions the viewer may read."""
     try:
         if session_id in withheld:
             raise NotFoundError("withheld")
         return await view.memory.sessions.get(session_id)
     except NotFoundError:
-        known = [s.id for s in await view.memory.sessions.list() if s.id not in withheld]
+        every = await view.memory.sessions.dm_only_by_id()
+        known = [s for s in every if s not in withheld]
         recent = known[-LISTED_IDS:]
         hint = (
             f"Known sessions (latest {len(recent)}): {', '.join(recent)}; or use sessions_ago."

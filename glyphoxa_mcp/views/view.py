@@ -76,16 +76,18 @@ class View:
             return frozenset()
         redactor = (await self.scope()).redactor
         return frozenset(
-            session.id
-            for session in await self.memory.sessions.list()
-            if session.dm_only or redactor.mentions_hidden(session.id)
+            session_id
+            for session_id, dm_only in (await self.memory.sessions.dm_only_by_id()).items()
+            if dm_only or redactor.mentions_hidden(session_id)
         )
 
-    async def transcript_filters(self, filters: SearchFilters = NO_FILTERS) -> SearchFilters:
-        """`filters` narrowed to the lines and passages this viewer may read."""
+    def transcript_filters(
+        self, withheld: frozenset[str], filters: SearchFilters = NO_FILTERS
+    ) -> SearchFilters:
+        """`filters` narrowed to the lines and passages this viewer may read (`withheld`:
+        its `withheld_sessions()`)."""
         if self.npc_id is None:
             return filters
-        withheld = await self.withheld_sessions()
         return filters.model_copy(
             update={"include_dm_only": False, "withheld_sessions": tuple(sorted(withheld))}
         )
