@@ -2,7 +2,8 @@
 
 pgserver keeps one server per data directory and counts the processes using it under an
 inter-process lock, so a running `serve` and a CLI command share the same server; the last
-process to leave stops it.
+process to leave stops it. A process killed before it can leave is dropped from the count by
+the keeper (keeper.py), which stops the server when nobody is left.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import warnings
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from glyphoxa_mcp.db.keeper import ensure_keeper
 from glyphoxa_mcp.errors import DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,12 @@ def start_embedded_server(data_dir: Path, *, delete_on_exit: bool = False) -> st
             "external server."
         ) from exc
     log.info("embedded PostgreSQL running for %s", pgdata)
+    try:
+        ensure_keeper(Path(server.pgdata), Path(server.lock_path))
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning(
+            "no keeper for %s (%s): if this process is killed, the server runs on", pgdata, exc
+        )
     return server.get_uri()
 
 
