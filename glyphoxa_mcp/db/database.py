@@ -21,6 +21,7 @@ from glyphoxa_mcp.db.embedded import (
     start_embedded_server,
 )
 from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.guard import MemoryGuard
 from glyphoxa_mcp.db.migrations import MigrationReport, migrate
 
 
@@ -119,11 +120,23 @@ class Database:
     """A migrated database and its connection pool; the one handle stores are built on."""
 
     def __init__(
-        self, pool: asyncpg.Pool | OneConnection, location: DatabaseLocation, embedding_dim: int
+        self,
+        pool: asyncpg.Pool | OneConnection,
+        location: DatabaseLocation,
+        embedding_dim: int,
+        guard: MemoryGuard | None = None,
     ) -> None:
         self.pool = pool
         self.location = location
         self.embedding_dim = embedding_dim
+        self.guard = guard or MemoryGuard(location.dsn)
+        if guard is None and isinstance(pool, asyncpg.Pool):
+            self.guard.on_recovered(self._renew_connections)
+
+    async def _renew_connections(self) -> None:
+        """After an outage, idle pooled connections may be dead: replace each at its next use."""
+        if isinstance(self.pool, asyncpg.Pool):
+            await self.pool.expire_connections()
 
     @classmethod
     async def open(
@@ -161,7 +174,7 @@ class Database:
         rolled back (nothing written) when it raises."""
         with driver_errors("open a transaction"):
             async with self.pool.acquire() as conn, conn.transaction():
-                yield Database(OneConnection(conn), self.location, self.embedding_dim)
+                yield Database(OneConnection(conn), self.location, self.embedding_dim, self.guard)
 
     async def close(self) -> None:
         assert isinstance(self.pool, asyncpg.Pool), "close the database, not a transaction"
