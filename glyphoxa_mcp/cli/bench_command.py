@@ -16,6 +16,7 @@ from glyphoxa_mcp.config import DatabaseSettings
 from glyphoxa_mcp.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from glyphoxa_mcp.bench.load import LoadSettings
     from glyphoxa_mcp.bench.runner import BenchSettings
 
 COUNTS = ("sessions", "entries", "entities", "relationships", "facts")
@@ -32,22 +33,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "subprocess over stdio, then ingestion throughput with the offline embedder. Prints "
         "a table; --json writes every figure.",
     )
-    sizes = bench.add_argument_group("dataset")
-    env_option(
-        sizes,
-        "--scale",
-        env="GLYPHOXA_BENCH_SCALE",
-        help="the reference sizes times this factor, e.g. 0.01",
-        default=1.0,
-        type=float,
-    )
-    for count in COUNTS:
-        sizes.add_argument(
-            f"--{count}", type=int, metavar="N", help=f"number of {count} (overrides --scale)"
-        )
-    env_option(
-        sizes, "--seed", env="GLYPHOXA_BENCH_SEED", help="generator seed", default=1, type=int
-    )
+    _add_dataset_options(bench)
     runs = bench.add_argument_group("measuring")
     env_option(
         runs,
@@ -91,7 +77,34 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         type=str.upper,
     )
     runs.add_argument("--json", type=Path, metavar="PATH", help="also write every figure as JSON")
-    where = bench.add_argument_group("database (default: a temporary embedded server)")
+    _add_database_options(bench)
+    bench.set_defaults(run=run_bench_command)
+    # `bench` alone stays the latency bench; `bench load` is the one mode under it.
+    modes = bench.add_subparsers(title="modes", metavar="MODE")
+    _register_load(modes)
+
+
+def _add_dataset_options(parser: argparse.ArgumentParser) -> None:
+    sizes = parser.add_argument_group("dataset")
+    env_option(
+        sizes,
+        "--scale",
+        env="GLYPHOXA_BENCH_SCALE",
+        help="the reference sizes times this factor, e.g. 0.01",
+        default=1.0,
+        type=float,
+    )
+    for count in COUNTS:
+        sizes.add_argument(
+            f"--{count}", type=int, metavar="N", help=f"number of {count} (overrides --scale)"
+        )
+    env_option(
+        sizes, "--seed", env="GLYPHOXA_BENCH_SEED", help="generator seed", default=1, type=int
+    )
+
+
+def _add_database_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_argument_group("database (default: a temporary embedded server)")
     # Not GLYPHOXA_DSN / GLYPHOXA_DATA_DIR: a benchmark must not land in the real memory
     # because those happen to be set.
     env_option(
@@ -113,7 +126,50 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="delete a 'bench' campaign holding another dataset instead of stopping",
     )
-    bench.set_defaults(run=run_bench_command)
+
+
+def _register_load(modes: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from glyphoxa_mcp.bench.load import (
+        DEFAULT_CLIENTS,
+        DEFAULT_SECONDS,
+        LOOPBACK,
+        MAX_CLIENTS,
+        MAX_SECONDS,
+    )
+
+    load = modes.add_parser(
+        "load",
+        help="many MCP clients at once over streamable HTTP, on loopback",
+        description="Serves the synthetic campaign over HTTP as `serve --transport http` does "
+        "(bearer tokens, the STANDARD tier's deadline) on a free loopback port in this process, "
+        "and has --clients MCP clients, spread over the DM and a table's NPCs, call the four "
+        "tools back to back for --seconds. Prints calls, calls/s, errors and client-observed "
+        "p50/p95/p99 per tool against the deadline, beside the bench's yardstick rows.",
+    )
+    _add_dataset_options(load)
+    runs = load.add_argument_group("load")
+    env_option(
+        runs,
+        "--clients",
+        env="GLYPHOXA_BENCH_CLIENTS",
+        help=f"concurrent clients, 1 to {MAX_CLIENTS}",
+        default=DEFAULT_CLIENTS,
+        type=int,
+    )
+    env_option(
+        runs,
+        "--seconds",
+        env="GLYPHOXA_BENCH_SECONDS",
+        help=f"how long they call, 1 to {MAX_SECONDS}",
+        default=DEFAULT_SECONDS,
+        type=int,
+    )
+    runs.add_argument(
+        "--host", default=LOOPBACK, help=f"loopback address to serve on (default: {LOOPBACK})"
+    )
+    runs.add_argument("--json", type=Path, metavar="PATH", help="also write every figure as JSON")
+    _add_database_options(load)
+    load.set_defaults(run=run_load_command)
 
 
 def _flag(field: str) -> str:
@@ -139,10 +195,7 @@ def settings_of(args: argparse.Namespace) -> BenchSettings:
         raise InvalidInputError(_describe(exc)) from None
     except ValueError as exc:
         raise InvalidInputError(f"Invalid setting: {exc}.") from None
-    if args.json is not None and not args.json.parent.is_dir():
-        raise InvalidInputError(
-            f"--json {args.json}: the folder {args.json.parent} does not exist.", field="--json"
-        )
+    _check_json(args.json)
     try:
         return BenchSettings(
             spec=spec,
@@ -157,6 +210,13 @@ def settings_of(args: argparse.Namespace) -> BenchSettings:
         )
     except ValidationError as exc:
         raise InvalidInputError(_describe(exc)) from None
+
+
+def _check_json(path: Path | None) -> None:
+    if path is not None and not path.parent.is_dir():
+        raise InvalidInputError(
+            f"--json {path}: the folder {path.parent} does not exist.", field="--json"
+        )
 
 
 def _describe(exc: ValidationError) -> str:
@@ -228,6 +288,77 @@ async def run_bench_command(args: argparse.Namespace) -> int:
             f"into a session of {live.session_lines_before}; latency in ms):\n"
         )
         print_table(LIVE_HEADERS, live_rows(live))
+    if args.json is not None:
+        args.json.write_text(report.model_dump_json(indent=2) + "\n")
+        print(f"\nWrote {args.json}")
+    return 0
+
+
+def load_settings_of(args: argparse.Namespace) -> LoadSettings:
+    """Validated settings of `bench load`, or an error naming the flag."""
+    from glyphoxa_mcp.bench.load import LoadSettings
+    from glyphoxa_mcp.bench.spec import DatasetSpec
+
+    if args.dsn and args.data_dir:
+        raise InvalidInputError("Give --dsn or --data-dir, not both.", field="--dsn")
+    _check_json(args.json)
+    try:
+        spec = DatasetSpec.at_scale(
+            args.scale, seed=args.seed, **{count: getattr(args, count) for count in COUNTS}
+        )
+        dsn = DatabaseSettings(dsn=args.dsn).dsn if args.dsn else None
+        return LoadSettings(
+            spec=spec,
+            clients=args.clients,
+            seconds=args.seconds,
+            host=args.host,
+            dsn=dsn,
+            data_dir=Path(args.data_dir).expanduser() if args.data_dir else None,
+            replace=args.replace,
+        )
+    except ValidationError as exc:
+        raise InvalidInputError(_describe(exc)) from None
+    except ValueError as exc:
+        raise InvalidInputError(f"Invalid setting: {exc}.") from None
+
+
+async def run_load_command(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.bench.load import LOAD_HEADERS, load_rows
+    from glyphoxa_mcp.bench.load_report import YARDSTICK_HEADERS, yardstick_rows
+    from glyphoxa_mcp.bench.load_run import run_load
+
+    settings = load_settings_of(args)
+    report = await run_load(settings, _say)
+    rows = report.dataset.rows
+    print(
+        f"Dataset: {', '.join(f'{count:,} {table}' for table, count in rows.items())} "
+        f"(seed {report.dataset.spec.seed})"
+    )
+    machine = report.machine
+    print(
+        f"Machine: {machine.cpus} CPUs ({machine.cpu_model}), {machine.memory_gib} GiB, "
+        f"load {machine.load_average} to {machine.load_average_end}; "
+        f"PostgreSQL {report.database.server_version}, "
+        f"pgvector {report.database.pgvector_version}.\n"
+    )
+    viewers = len(set(report.viewers))
+    print(
+        f"{report.clients} clients over streamable HTTP on loopback ({viewers} viewers: the DM "
+        f"and {viewers - 1} NPCs; bearer tokens; tier {report.tier}), calling back to back for "
+        f"{report.seconds} s ({report.elapsed_s:.1f} s until the last call ended); "
+        f"{report.reconnects} sessions opened again. Latency in ms, as the clients saw it.\n"
+    )
+    print_table(LOAD_HEADERS, load_rows(report.tools))
+    for row in report.tools:
+        for message in row.first_errors:
+            print(f"\n{row.tool}: {message}")
+    print()
+    print_table(YARDSTICK_HEADERS, yardstick_rows(report))
+    verdict = "meets" if report.meets else "MISSES"
+    print(
+        f"\nTarget: 0 errors and p99 <= {report.deadline_ms} ms (the {report.tier} deadline) "
+        f"for every tool: {verdict}."
+    )
     if args.json is not None:
         args.json.write_text(report.model_dump_json(indent=2) + "\n")
         print(f"\nWrote {args.json}")

@@ -1,0 +1,197 @@
+"""`bench load`: what many clients at once make of one campaign, as figures. (pure)
+
+The run itself (a server on loopback, the clients, the yardsticks) is `load_run`, and its
+whole record `load_report`; this module holds the settings, the mix of calls each client
+makes, and the aggregation of every call's record into per-tool rows with a verdict against
+the tier's deadline. It imports no MCP SDK, so that the command line can read its bounds.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from glyphoxa_mcp.access import is_loopback
+from glyphoxa_mcp.bench.spec import DatasetSpec
+from glyphoxa_mcp.bench.timing import Summary, summarise
+from glyphoxa_mcp.server.tool_names import ToolName
+
+MAX_CLIENTS = 256
+MAX_SECONDS = 600
+DEFAULT_CLIENTS = 64
+DEFAULT_SECONDS = 60
+LOOPBACK = "127.0.0.1"
+# The viewers the clients are spread over: the DM and this many NPCs, as at one table
+# (each viewer's first call builds its scope; a table has a handful of NPCs in play).
+NPC_VIEWERS = 7
+# How often a voice model asks each tool, per ten calls: who or what something is most
+# often, then what is known about it, then what happened, and a recap now and then.
+TOOL_MIX = {
+    ToolName.QUERY_ENTITIES.value: 4,
+    ToolName.SEARCH_FACTS.value: 3,
+    ToolName.SEARCH_SESSIONS.value: 2,
+    ToolName.GET_SESSION_SUMMARY.value: 1,
+}
+# A client whose session broke opens a new one; the attempt is recorded under this name.
+CONNECT = "(connect)"
+ALL_TOOLS = "all tools"
+# Distinct error messages kept per tool, and their length.
+FIRST_ERRORS = 3
+MESSAGE_CHARS = 200
+
+Outcome = Literal["ok", "error", "exception"]
+# ok: a result; error: a result with isError (the server refused or cancelled the call);
+# exception: no result (the transport, the session or the client failed).
+OK: Outcome = "ok"
+ERROR: Outcome = "error"
+EXCEPTION: Outcome = "exception"
+
+
+class LoadSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    spec: DatasetSpec = DatasetSpec()
+    clients: int = Field(default=DEFAULT_CLIENTS, ge=1, le=MAX_CLIENTS)
+    seconds: int = Field(default=DEFAULT_SECONDS, ge=1, le=MAX_SECONDS)
+    host: str = LOOPBACK
+    dsn: str | None = None
+    data_dir: Path | None = None
+    replace: bool = False
+
+    @field_validator("host")
+    @classmethod
+    def _loopback(cls, host: str) -> str:
+        if not is_loopback(host):
+            raise ValueError(
+                f"{host!r} is not a loopback address; the load bench serves on this machine "
+                "only (127.0.0.1, ::1, localhost)"
+            )
+        return host
+
+
+def viewers_of(clients: int, npcs: Sequence[str]) -> list[str | None]:
+    """The viewer of each client, the DM (None) and the NPCs in turn."""
+    viewers: list[str | None] = [None, *npcs]
+    return [viewers[client % len(viewers)] for client in range(clients)]
+
+
+def next_tool(rng: random.Random) -> str:
+    """A tool drawn by TOOL_MIX's weights."""
+    return rng.choices(list(TOOL_MIX), weights=list(TOOL_MIX.values()))[0]
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call as a client saw it: its tool, how long until the answer (or the failure),
+    and what went wrong, if anything."""
+
+    tool: str
+    duration_ms: float
+    outcome: Outcome
+    message: str | None = None
+
+
+class ToolLoad(BaseModel):
+    """One tool's calls over the run (or every tool's, under ALL_TOOLS)."""
+
+    tool: str
+    calls: int
+    calls_per_s: float
+    errors: int
+    exceptions: int
+    # The first distinct messages of errors and exceptions, in the order they came.
+    first_errors: list[str]
+    # Client-observed, over the calls that got an answer (isError ones too: a call the
+    # server cancels at its deadline answers after about the deadline); None if none did.
+    latency: Summary | None
+    deadline_ms: int
+    meets: bool
+
+
+def _first_messages(records: Sequence[CallRecord]) -> list[str]:
+    seen: dict[str, None] = {}
+    for record in records:
+        if record.outcome != OK and record.message is not None:
+            seen.setdefault(record.message[:MESSAGE_CHARS], None)
+            if len(seen) == FIRST_ERRORS:
+                break
+    return list(seen)
+
+
+def tool_load(
+    tool: str, records: Sequence[CallRecord], elapsed_s: float, deadline_ms: int
+) -> ToolLoad:
+    if elapsed_s <= 0:
+        raise ValueError(f"elapsed_s must be above 0; got {elapsed_s}")
+    answered = [r.duration_ms for r in records if r.outcome != EXCEPTION]
+    latency = summarise(answered) if answered else None
+    errors = sum(r.outcome == ERROR for r in records)
+    exceptions = sum(r.outcome == EXCEPTION for r in records)
+    return ToolLoad(
+        tool=tool,
+        calls=len(records),
+        calls_per_s=round(len(records) / elapsed_s, 2),
+        errors=errors,
+        exceptions=exceptions,
+        first_errors=_first_messages(records),
+        latency=latency,
+        deadline_ms=deadline_ms,
+        meets=(
+            errors == 0
+            and exceptions == 0
+            and latency is not None
+            and latency.p99_ms <= deadline_ms
+        ),
+    )
+
+
+def tool_loads(records: Sequence[CallRecord], elapsed_s: float, deadline_ms: int) -> list[ToolLoad]:
+    """A row per tool in TOOL_MIX (then any other name recorded, such as CONNECT), and one
+    for all of them together."""
+    names = list(TOOL_MIX) + sorted({r.tool for r in records} - set(TOOL_MIX))
+    rows = [
+        tool_load(name, [r for r in records if r.tool == name], elapsed_s, deadline_ms)
+        for name in names
+    ]
+    return [*rows, tool_load(ALL_TOOLS, records, elapsed_s, deadline_ms)]
+
+
+LOAD_HEADERS = (
+    "tool",
+    "calls",
+    "calls/s",
+    "errors",
+    "exceptions",
+    "p50/p95/p99 ms",
+    "max ms",
+    "deadline ms",
+    "verdict",
+)
+
+
+def _triple(summary: Summary | None) -> str:
+    if summary is None:
+        return "-"
+    return f"{summary.p50_ms:.1f} / {summary.p95_ms:.1f} / {summary.p99_ms:.1f}"
+
+
+def load_rows(rows: Sequence[ToolLoad]) -> list[list[str]]:
+    return [
+        [
+            row.tool,
+            str(row.calls),
+            f"{row.calls_per_s:.1f}",
+            str(row.errors),
+            str(row.exceptions),
+            _triple(row.latency),
+            f"{row.latency.max_ms:.1f}" if row.latency else "-",
+            str(row.deadline_ms),
+            "meets" if row.meets else "MISSES",
+        ]
+        for row in rows
+    ]

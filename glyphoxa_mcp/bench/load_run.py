@@ -1,0 +1,340 @@
+"""`bench load`: `serve --transport http` on loopback (`http_serve`), and many MCP clients in
+this process calling it at once over streamable HTTP for a set time.
+
+Every client has a bearer token of its viewer (the DM or one of a table's NPCs, made for the
+run and revoked after it), opens its session and calls each tool once before the clock
+starts, then calls the tools in the mix of `load.TOOL_MIX` back to back, with the bench
+workload's arguments, until the time is up. A client whose session breaks opens a new one.
+The yardstick rows of the bench are timed just before and just after.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+from httpx2 import AsyncClient as HttpClient
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from glyphoxa_mcp import __version__
+from glyphoxa_mcp.access import Viewer
+from glyphoxa_mcp.app import App, open_app
+from glyphoxa_mcp.bench import loader
+from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
+from glyphoxa_mcp.bench.http_serve import serving
+from glyphoxa_mcp.bench.load import (
+    CONNECT,
+    ERROR,
+    EXCEPTION,
+    NPC_VIEWERS,
+    OK,
+    TOOL_MIX,
+    CallRecord,
+    LoadSettings,
+    Outcome,
+    next_tool,
+    tool_loads,
+    viewers_of,
+)
+from glyphoxa_mcp.bench.load_report import LoadReport
+from glyphoxa_mcp.bench.machine import this_machine
+from glyphoxa_mcp.bench.operations import (
+    QUERY_ENTITIES,
+    SEARCH_FACTS,
+    SEARCH_SESSIONS,
+    SESSION_SUMMARY,
+    BenchContext,
+    BenchError,
+    database_round_trip,
+    query_embedding,
+)
+from glyphoxa_mcp.bench.report import IN_PROCESS, NO_SCOPE, DatasetReport, Measurement
+from glyphoxa_mcp.bench.runner import (
+    BenchSettings,
+    Say,
+    _database_report,
+    _own_errors,
+    _prepare,
+    bench_location,
+)
+from glyphoxa_mcp.bench.timing import measure, summarise
+from glyphoxa_mcp.bench.vectors import DIMENSION
+from glyphoxa_mcp.bench.workload import VARIANTS, Workload, build_workload
+from glyphoxa_mcp.config import DatabaseSettings, Settings
+from glyphoxa_mcp.db.database import migrate_dsn
+from glyphoxa_mcp.mcp_text import text_of
+from glyphoxa_mcp.providers.embeddings import EmbeddingSettings
+from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.storage.access_tokens import AccessTokens
+from glyphoxa_mcp.storage.vocabulary import EntityType
+
+TIER = Tier.STANDARD
+# A request with no answer by then fails (an exception) instead of hanging its client.
+READ_TIMEOUT_S = 30
+# Before a broken session is opened again.
+RECONNECT_PAUSE_S = 0.1
+# Clients making their first calls at once, before the clock starts: all of them together
+# would only pile cold calls past their deadline.
+WARMING_AT_ONCE = 4
+YARDSTICK_SAMPLES = 200
+TOKEN_LABEL = "bench load"
+
+
+def endpoint_path(npc_id: str | None) -> str:
+    viewer = "dm" if npc_id is None else f"npc/{npc_id}"
+    return f"/c/{CAMPAIGN_ID}/{viewer}/{TIER.value.lower()}/mcp"
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}".strip().rstrip(":")
+
+
+def _arguments(workload: Workload) -> dict[str, tuple[dict[str, Any], ...]]:
+    return {
+        QUERY_ENTITIES: workload.query_entities,
+        SESSION_SUMMARY: workload.session_summary,
+        SEARCH_FACTS: workload.search_facts,
+        SEARCH_SESSIONS: workload.search_sessions,
+    }
+
+
+@dataclass
+class Swarm:
+    """The clients of one run and what they recorded."""
+
+    base: str
+    tokens: dict[str | None, str]
+    clients: int
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    start: anyio.Event = field(default_factory=anyio.Event)
+    warming: anyio.CapacityLimiter = field(
+        default_factory=lambda: anyio.CapacityLimiter(WARMING_AT_ONCE)
+    )
+    warmed: int = 0
+    end: float = 0.0
+    records: list[CallRecord] = field(default_factory=list)
+    reconnects: int = 0
+
+    def time_is_up(self) -> bool:
+        return self.start.is_set() and time.monotonic() >= self.end
+
+    @contextlib.asynccontextmanager
+    async def session(self, npc_id: str | None) -> AsyncIterator[Client]:
+        headers = {"Authorization": f"Bearer {self.tokens[npc_id]}"}
+        http = HttpClient(headers=headers, timeout=READ_TIMEOUT_S)
+        url = self.base + endpoint_path(npc_id)
+        async with (
+            http,
+            Client(
+                streamable_http_client(url, http_client=http),
+                read_timeout_seconds=READ_TIMEOUT_S,
+            ) as client,
+        ):
+            yield client
+
+    async def calls(
+        self, client: Client, rng: random.Random, arguments: dict[str, Any], used: dict[str, int]
+    ) -> bool:
+        """Calls back to back until the time is up (False), or until one fails without an
+        answer in a way that may have broken the session (True)."""
+        while not self.time_is_up():
+            tool = next_tool(rng)
+            asked = arguments[tool][used[tool] % len(arguments[tool])]
+            used[tool] += 1
+            began = time.perf_counter_ns()
+            try:
+                result = await client.call_tool(tool, asked)
+            except MCPError as exc:  # an error answer: the session goes on
+                self._record(tool, began, EXCEPTION, _describe(exc))
+                continue
+            except Exception as exc:
+                self._record(tool, began, EXCEPTION, _describe(exc))
+                return True
+            if result.is_error:
+                self._record(tool, began, ERROR, text_of(result.content))
+            else:
+                self._record(tool, began, OK)
+        return False
+
+    def _record(
+        self, tool: str, began_ns: int, outcome: Outcome, message: str | None = None
+    ) -> None:
+        duration_ms = (time.perf_counter_ns() - began_ns) / 1e6
+        self.records.append(CallRecord(tool, duration_ms, outcome, message))
+
+    async def client(self, number: int, npc_id: str | None, workload: Workload) -> None:
+        """One client: its session, a call of every tool, the signal that it is ready, and
+        its calls once the clock starts; a session that breaks is opened again."""
+        rng = random.Random(f"load:{number}")
+        arguments = _arguments(workload)
+        used = dict.fromkeys(TOOL_MIX, 0)
+        warmed = False
+        while True:
+            broke = False
+            began = time.perf_counter_ns()
+            try:
+                async with self.session(npc_id) as client:
+                    if not warmed:
+                        async with self.warming:
+                            for tool, rotation in arguments.items():
+                                # An error answer is fine here (a cold server may pass a
+                                # deadline); a client that cannot call at all stops the run.
+                                await client.call_tool(tool, rotation[0])
+                        warmed = True
+                        self.warmed += 1
+                        if self.warmed == self.clients:
+                            self.ready.set()
+                        await self.start.wait()
+                    broke = await self.calls(client, rng, arguments, used)
+            except Exception as exc:
+                if not warmed:
+                    raise BenchError(
+                        f"Client {number} ({endpoint_path(npc_id)}) could not start: "
+                        f"{_describe(exc)}"
+                    ) from exc
+                if not broke:
+                    self._record(CONNECT, began, EXCEPTION, _describe(exc))
+                    broke = True
+            if not broke or self.time_is_up():
+                return
+            self.reconnects += 1
+            await anyio.sleep(RECONNECT_PAUSE_S)
+
+
+async def _yardstick(context: BenchContext) -> list[Measurement]:
+    measured = []
+    for make in (database_round_trip, query_embedding):
+        for operation in make(context):
+            timed = await measure(operation, samples=YARDSTICK_SAMPLES, warmup=VARIANTS)
+            measured.append(
+                Measurement(
+                    operation=operation.name,
+                    scope=NO_SCOPE,
+                    mode=IN_PROCESS,
+                    latency=summarise(timed.around),
+                )
+            )
+    return measured
+
+
+def table_npcs(dataset: Dataset) -> list[str]:
+    """The NPCs at the table: the bench's own NPC, then the campaign's most central ones."""
+    others = [
+        e.id for e in dataset.entities if e.type is EntityType.NPC and e.id != dataset.bench_npc
+    ]
+    return [dataset.bench_npc, *others][:NPC_VIEWERS]
+
+
+@dataclass(frozen=True)
+class _Driven:
+    records: list[CallRecord]
+    elapsed_s: float
+    reconnects: int
+
+
+async def _drive(
+    app: App, dataset: Dataset, settings: LoadSettings, viewers: list[str | None], say: Say
+) -> _Driven:
+    tokens = AccessTokens(app.db)
+    made = {
+        npc_id: await tokens.create(
+            Viewer.dm(CAMPAIGN_ID) if npc_id is None else Viewer.npc(CAMPAIGN_ID, npc_id),
+            TIER,
+            TOKEN_LABEL,
+        )
+        for npc_id in dict.fromkeys(viewers)
+    }
+    try:
+        async with serving(app.db.location.dsn, settings.host) as base:
+            say(f"serving at {base}; {settings.clients} clients opening their sessions")
+            swarm = Swarm(
+                base, {npc_id: token.token for npc_id, (_, token) in made.items()}, len(viewers)
+            )
+            workloads = [build_workload(dataset, npc, seed=n) for n, npc in enumerate(viewers)]
+            async with anyio.create_task_group() as clients:
+                for number, npc_id in enumerate(viewers):
+                    clients.start_soon(swarm.client, number, npc_id, workloads[number])
+                await swarm.ready.wait()
+                say(f"all clients ready; calling for {settings.seconds} s")
+                swarm.end = time.monotonic() + settings.seconds
+                began = time.perf_counter()
+                swarm.start.set()
+            elapsed_s = time.perf_counter() - began
+    finally:
+        for grant, _ in made.values():
+            await tokens.revoke(grant.id)
+    return _Driven(swarm.records, elapsed_s, swarm.reconnects)
+
+
+async def run_load(settings: LoadSettings, say: Say) -> LoadReport:
+    with _own_errors():
+        return await _run(settings, say)
+
+
+async def _run(settings: LoadSettings, say: Say) -> LoadReport:
+    started_at = datetime.now(UTC)
+    machine = this_machine()
+    where = BenchSettings(
+        spec=settings.spec, dsn=settings.dsn, data_dir=settings.data_dir, replace=settings.replace
+    )
+    async with bench_location(where) as location:
+        say(f"database: {location.description}")
+        await migrate_dsn(location.dsn, DIMENSION)
+        say(f"generating the dataset {settings.spec.model_dump()}")
+        began = time.perf_counter()
+        dataset = await anyio.to_thread.run_sync(generate, settings.spec)
+        generate_s = time.perf_counter() - began
+        load = await _prepare(location, dataset, settings.replace, say)
+        rows = await loader.row_counts(location.dsn)
+        offline = Settings(
+            database=DatabaseSettings.build(dsn=location.dsn, embedding_dim=DIMENSION),
+            embedding=EmbeddingSettings(provider="local"),
+        )
+        async with open_app(offline) as app:
+            await app.warm_up()
+            viewers = viewers_of(settings.clients, table_npcs(dataset))
+            context = BenchContext(
+                db=app.db,
+                dataset=dataset,
+                embedder=app.embedder,
+                queries=build_workload(dataset, None).queries,
+            )
+            say("timing the yardsticks")
+            before = await _yardstick(context)
+            driven = await _drive(app, dataset, settings, viewers, say)
+            say("timing the yardsticks again")
+            after = await _yardstick(context)
+            database = await _database_report(app.db)
+    deadline_ms = tier_policy(TIER).deadline_ms
+    return LoadReport(
+        glyphoxa_version=__version__,
+        started_at=started_at,
+        command=" ".join(["glyphoxa-mcp", *sys.argv[1:]]),
+        machine=machine.model_copy(update={"load_average_end": round(os.getloadavg()[0], 2)}),
+        database=database,
+        dataset=DatasetReport(
+            spec=settings.spec, rows=rows, generate_s=round(generate_s, 2), load=load
+        ),
+        clients=settings.clients,
+        seconds=settings.seconds,
+        elapsed_s=round(driven.elapsed_s, 3),
+        viewers=["dm" if v is None else f"npc:{v}" for v in viewers],
+        tier=TIER.value,
+        deadline_ms=deadline_ms,
+        reconnects=driven.reconnects,
+        tools=tool_loads(driven.records, driven.elapsed_s, deadline_ms),
+        yardstick_before=before,
+        yardstick_after=after,
+    )

@@ -1,0 +1,184 @@
+"""`bench load`'s arithmetic: the rows made of every call's record, the verdict, the mix of
+tools and the spread of clients over viewers. (pure)"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from pydantic import ValidationError
+
+from glyphoxa_mcp.bench.load import (
+    ALL_TOOLS,
+    CONNECT,
+    ERROR,
+    EXCEPTION,
+    FIRST_ERRORS,
+    MESSAGE_CHARS,
+    OK,
+    TOOL_MIX,
+    CallRecord,
+    LoadSettings,
+    load_rows,
+    next_tool,
+    tool_load,
+    tool_loads,
+    viewers_of,
+)
+from glyphoxa_mcp.bench.load_report import LoadReport, yardstick_rows
+from glyphoxa_mcp.bench.report import Measurement
+from glyphoxa_mcp.bench.timing import Summary
+
+QUERY = "memory.query_entities"
+FACTS = "memory.search_facts"
+DEADLINE_MS = 1000
+
+
+def ok(tool: str, ms: float) -> CallRecord:
+    return CallRecord(tool, ms, OK)
+
+
+def test_each_tool_gets_its_row_and_the_last_row_counts_them_all() -> None:
+    records = [
+        ok(QUERY, 10.0),
+        ok(QUERY, 30.0),
+        CallRecord(QUERY, 1000.5, ERROR, "took too long"),
+        ok(FACTS, 20.0),
+        CallRecord(FACTS, 3.0, EXCEPTION, "ReadError: closed"),
+    ]
+    rows = {row.tool: row for row in tool_loads(records, elapsed_s=2.0, deadline_ms=DEADLINE_MS)}
+    assert list(rows) == [*TOOL_MIX, ALL_TOOLS]
+    query, facts, every = rows[QUERY], rows[FACTS], rows[ALL_TOOLS]
+    assert (query.calls, query.errors, query.exceptions, query.calls_per_s) == (3, 1, 0, 1.5)
+    assert (facts.calls, facts.errors, facts.exceptions) == (2, 0, 1)
+    assert (every.calls, every.errors, every.exceptions, every.calls_per_s) == (5, 1, 1, 2.5)
+    assert rows["memory.get_session_summary"].calls == 0
+    assert rows["memory.get_session_summary"].latency is None
+
+
+def test_latency_counts_every_answer_error_answers_too_but_not_calls_that_got_none() -> None:
+    records = [
+        ok(QUERY, 10.0),
+        CallRecord(QUERY, 990.0, ERROR, "cancelled at the deadline"),
+        CallRecord(QUERY, 2.0, EXCEPTION, "ConnectError"),
+    ]
+    latency = tool_load(QUERY, records, 1.0, DEADLINE_MS).latency
+    assert latency is not None
+    assert (latency.samples, latency.min_ms, latency.max_ms) == (2, 10.0, 990.0)
+
+
+@pytest.mark.parametrize(
+    ("records", "meets"),
+    [
+        ([ok(QUERY, 5.0)] * 99 + [ok(QUERY, 1000.0)], True),  # p99 on the deadline
+        ([ok(QUERY, 5.0)] * 98 + [ok(QUERY, 1500.0)] * 2, False),  # p99 past it
+        ([ok(QUERY, 5.0)] * 99 + [CallRecord(QUERY, 5.0, ERROR, "no")], False),
+        ([ok(QUERY, 5.0)] * 99 + [CallRecord(QUERY, 5.0, EXCEPTION, "no")], False),
+        ([], False),  # no call at all proves nothing
+    ],
+)
+def test_a_tool_meets_the_target_only_without_errors_and_with_p99_within_the_deadline(
+    records: list[CallRecord], meets: bool
+) -> None:
+    assert tool_load(QUERY, records, 60.0, DEADLINE_MS).meets is meets
+
+
+def test_the_first_distinct_messages_are_kept_in_order_and_cut_short() -> None:
+    long = "x" * (MESSAGE_CHARS + 50)
+    records = [
+        CallRecord(QUERY, 1.0, ERROR, "first"),
+        ok(QUERY, 1.0),
+        CallRecord(QUERY, 1.0, EXCEPTION, "first"),
+        CallRecord(QUERY, 1.0, EXCEPTION, long),
+        CallRecord(QUERY, 1.0, ERROR, "third"),
+        CallRecord(QUERY, 1.0, ERROR, "fourth"),
+    ]
+    kept = tool_load(QUERY, records, 1.0, DEADLINE_MS).first_errors
+    assert kept == ["first", "x" * MESSAGE_CHARS, "third"]
+    assert len(kept) == FIRST_ERRORS
+
+
+def test_a_broken_session_gets_a_row_of_its_own_before_the_total() -> None:
+    records = [ok(QUERY, 4.0), CallRecord(CONNECT, 2.0, EXCEPTION, "ConnectError: refused")]
+    rows = tool_loads(records, 1.0, DEADLINE_MS)
+    assert [row.tool for row in rows][-2:] == [CONNECT, ALL_TOOLS]
+    assert rows[-2].exceptions == 1 and not rows[-2].meets
+    assert rows[-1].calls == 2 and not rows[-1].meets
+
+
+def test_no_rate_without_a_duration() -> None:
+    with pytest.raises(ValueError, match="elapsed_s"):
+        tool_load(QUERY, [ok(QUERY, 1.0)], 0.0, DEADLINE_MS)
+
+
+def test_the_table_shows_counts_percentiles_and_the_verdict() -> None:
+    rows = tool_loads([ok(QUERY, 10.0), ok(QUERY, 20.0)], 4.0, DEADLINE_MS)
+    query, *_, every = load_rows(rows)
+    assert query == [QUERY, "2", "0.5", "0", "0", "15.0 / 19.5 / 19.9", "20.0", "1000", "meets"]
+    summary = load_rows(rows)[3]
+    assert summary[0] == "memory.get_session_summary"
+    assert summary[5:7] == ["-", "-"] and summary[-1] == "MISSES"
+    assert every[:2] == [ALL_TOOLS, "2"]
+
+
+def test_clients_are_spread_over_the_dm_and_the_npcs_in_turn() -> None:
+    assert viewers_of(5, ["ysolde", "berrit"]) == [None, "ysolde", "berrit", None, "ysolde"]
+    assert viewers_of(1, ["ysolde"]) == [None]
+
+
+def test_tools_are_drawn_in_the_mix_s_proportions() -> None:
+    rng = random.Random(7)
+    drawn = Counter(next_tool(rng) for _ in range(20_000))
+    total = sum(TOOL_MIX.values())
+    for tool, weight in TOOL_MIX.items():
+        assert drawn[tool] / 20_000 == pytest.approx(weight / total, abs=0.015)
+
+
+@pytest.mark.parametrize(
+    ("setting", "flag"),
+    [
+        ({"clients": 0}, "clients"),
+        ({"clients": 257}, "clients"),
+        ({"seconds": 0}, "seconds"),
+        ({"seconds": 601}, "seconds"),
+        ({"host": "0.0.0.0"}, "host"),
+        ({"host": "memory.example"}, "host"),
+    ],
+)
+def test_settings_are_bounded_and_loopback_only(setting: dict[str, object], flag: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        LoadSettings.model_validate(setting)
+    assert [error["loc"] for error in raised.value.errors()] == [(flag,)]
+
+
+def test_the_bounds_themselves_and_every_loopback_name_are_accepted() -> None:
+    for host in ("127.0.0.1", "::1", "localhost"):
+        assert LoadSettings(clients=256, seconds=600, host=host).host == host
+    assert LoadSettings(clients=1, seconds=1).clients == 1
+
+
+def _latency(p50: float) -> Summary:
+    return Summary(
+        samples=200,
+        p50_ms=p50,
+        p95_ms=p50 * 2,
+        p99_ms=p50 * 3,
+        mean_ms=p50,
+        min_ms=p50,
+        max_ms=p50 * 4,
+    )
+
+
+def test_the_yardstick_table_pairs_each_row_before_with_the_same_row_after() -> None:
+    def measured(operation: str, p50: float) -> Measurement:
+        return Measurement(operation=operation, scope="-", mode="in-process", latency=_latency(p50))
+
+    report = LoadReport.model_construct(
+        yardstick_before=[measured("SELECT 1", 0.1), measured("embedding", 0.5)],
+        yardstick_after=[measured("embedding", 1.0), measured("SELECT 1", 0.2)],
+    )
+    assert yardstick_rows(report) == [
+        ["SELECT 1", "0.10 / 0.20 / 0.30", "0.20 / 0.40 / 0.60"],
+        ["embedding", "0.50 / 1.00 / 1.50", "1.00 / 2.00 / 3.00"],
+    ]
