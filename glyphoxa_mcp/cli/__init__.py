@@ -30,6 +30,7 @@ from glyphoxa_mcp.cli import (
     token_commands,
     vocabulary_command,
 )
+from glyphoxa_mcp.cli.signals import Terminated, terminate_like_interrupt
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError, NotFoundError
 
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -103,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
     try:
-        code: int = anyio.run(args.run, args)
+        with terminate_like_interrupt():
+            code: int = anyio.run(args.run, args)
         return code
     except (ConfigurationError, InvalidInputError, NotFoundError) as exc:
         print(f"glyphoxa-mcp: error: {exc}", file=sys.stderr)
@@ -111,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GlyphoxaError as exc:
         print(f"glyphoxa-mcp: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except Terminated:
+        return 143
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

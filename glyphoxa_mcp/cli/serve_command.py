@@ -21,6 +21,7 @@ from glyphoxa_mcp.cli.options import (
     app_settings,
     env_option,
 )
+from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
 from glyphoxa_mcp.errors import ConfigurationError
@@ -198,7 +199,8 @@ async def _serve_stdio(app: App, settings: ServeSettings) -> None:
     server = build_server(state, settings.tool_names, subscriptions=subscriptions)
     log.info("serving %s over stdio", viewer.describe())
     async with listening(app.db.location.dsn, subscriptions.on_change):
-        await server.run_stdio_async()
+        with interruptible_stdin() as end_input, stopping_on_signal(end_input):
+            await server.run_stdio_async()
 
 
 async def _serve_http(app: App, settings: ServeSettings, log_level: str) -> None:

@@ -39,6 +39,7 @@ from glyphoxa_mcp.server.token_gate import Refused, TokenGate
 
 log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 0.8
+SHUTDOWN_GRACE_S = 5
 TIERS_BY_PATH = {tier.value.lower(): tier for tier in Tier}
 
 ViewerOf = Callable[[dict[str, Any]], tuple[Viewer, Tier | None]]
@@ -184,5 +185,8 @@ async def serve_http(app: ASGIApp, host: str, port: int, log_level: str) -> None
         log_level=log_level.lower(),
         lifespan="on",
         log_config=log_config(),
+        # On SIGINT or SIGTERM, calls in flight get this long to finish (the DEEP deadline is
+        # 4 s by default); then they are cancelled and the server stops.
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
     await uvicorn.Server(config).serve()

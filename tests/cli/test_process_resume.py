@@ -15,6 +15,7 @@ import pytest
 
 from glyphoxa_mcp.config import DatabaseSettings
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.keeper import read_listed
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, passages
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.cli.test_db_commands import run_cli
@@ -66,6 +67,12 @@ async def test_a_killed_process_resumes_without_loss_or_duplicates(tmp_path: Pat
             time.sleep(0.05)
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
+        # The killed process never told pgserver it left; the keeper drops it from the list
+        # of users, so the server still stops with the last process that uses it.
+        deadline = time.monotonic() + 5
+        while child.pid in (read_listed(tmp_path / "postgres") or []):
+            assert time.monotonic() < deadline, "the killed process is still listed as a user"
+            time.sleep(0.05)
         entries = await memory.log.entries("s1")
         expected = len(passages(entries, DEFAULT_POLICY))
         partial = await db.pool.fetchval("SELECT count(*) FROM chunks")

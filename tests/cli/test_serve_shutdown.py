@@ -1,0 +1,200 @@
+"""`serve` stopped by a signal: it exits as interrupted, and its embedded PostgreSQL stops
+with the last process using it, however that process ended."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from glyphoxa_mcp.db.keeper import read_listed
+from tests.cli.test_db_commands import run_cli
+
+pytestmark = pytest.mark.e2e
+
+# A busy two-core machine: what "promptly" and "within a few seconds" mean here.
+EXIT_S = 10.0
+POSTGRES_GONE_S = 5.0
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def postgres_runs(data_dir: Path) -> bool:
+    """Whether a `postgres -D <data_dir>/postgres` process is alive."""
+    pgdata = str((data_dir / "postgres").resolve())
+    for process in psutil.process_iter(["name", "cmdline", "status"]):
+        info = process.info
+        if (
+            info["name"] == "postgres"
+            and info["status"] != psutil.STATUS_ZOMBIE
+            and pgdata in (info["cmdline"] or [])
+        ):
+            return True
+    return False
+
+
+@pytest.fixture(scope="module")
+def data_dir() -> Iterator[Path]:
+    """A data directory with campaign 'default' (stdio serves it), whose PostgreSQL is stopped
+    between tests."""
+    # Not under pytest's basetemp, for the reason tests/conftest.py gives.
+    path = Path(tempfile.mkdtemp(prefix="glyphoxa-shutdown-"))
+    added = run_cli(
+        "entity", "add", "Mira", "npc", "--data-dir", str(path), "--campaign", "default"
+    )
+    assert added.returncode == 0, added.stderr
+    assert wait_for(lambda: not postgres_runs(path), POSTGRES_GONE_S)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve(data_dir: Path, log: Path, *extra: str) -> Iterator[subprocess.Popen[str]]:
+    """`glyphoxa-mcp serve` on the data directory; killed if a test leaves it running."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("GLYPHOXA_")}
+    with log.open("w") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "glyphoxa_mcp", "serve", "--data-dir", str(data_dir), *extra],
+            env=environment,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+        )
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            assert process.stdin and process.stdout
+            process.stdin.close()
+            process.stdout.close()
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
+@contextlib.contextmanager
+def serve_http(
+    data_dir: Path, log: Path, transport: str = "http"
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`serve` over HTTP (or SSE) on a free loopback port; the process and its base URL."""
+    port = free_port()
+    with serve(
+        data_dir, log, "--transport", transport, "--auth", "none", "--port", str(port)
+    ) as process:
+        yield process, f"http://127.0.0.1:{port}"
+
+
+def wait_until_healthy(base: str, process: subprocess.Popen[str]) -> None:
+    def healthy() -> bool:
+        assert process.poll() is None, "serve exited while starting"
+        try:
+            return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    assert wait_for(healthy, 120), "serve did not become healthy"
+
+
+def wait_until_stdio_answers(process: subprocess.Popen[str]) -> None:
+    """An MCP handshake's first request and its answer: the stdio loop is running."""
+    assert process.stdin and process.stdout
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+    process.stdin.write(json.dumps(initialize) + "\n")
+    process.stdin.flush()
+    ready, _, _ = select.select([process.stdout], [], [], 120)
+    assert ready, "serve did not answer over stdio"
+    assert json.loads(process.stdout.readline())["id"] == 1
+
+
+def stop(process: subprocess.Popen[str], signum: int) -> tuple[int, float]:
+    """Send `signum`; the exit code and the seconds until the process exited."""
+    began = time.monotonic()
+    process.send_signal(signum)
+    code = process.wait(timeout=EXIT_S + 20)
+    return code, time.monotonic() - began
+
+
+@pytest.mark.parametrize(
+    ("transport", "signum", "code"),
+    [
+        ("stdio", signal.SIGTERM, 143),
+        ("stdio", signal.SIGINT, 130),
+        ("http", signal.SIGTERM, 143),
+        ("sse", signal.SIGTERM, 143),
+    ],
+)
+def test_a_signal_stops_serve_and_its_embedded_postgres(
+    data_dir: Path, tmp_path: Path, transport: str, signum: int, code: int
+) -> None:
+    log = tmp_path / "serve.log"
+    if transport == "stdio":
+        with serve(data_dir, log) as process:
+            wait_until_stdio_answers(process)
+            exit_code, took = stop(process, signum)
+    else:
+        with serve_http(data_dir, log, transport) as (process, base):
+            wait_until_healthy(base, process)
+            exit_code, took = stop(process, signum)
+    assert exit_code == code
+    assert took < EXIT_S
+    assert wait_for(lambda: not postgres_runs(data_dir), POSTGRES_GONE_S)
+
+
+def test_postgres_outlives_a_killed_user_while_another_remains(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    with (
+        serve_http(data_dir, tmp_path / "first.log") as (killed, first_base),
+        serve_http(data_dir, tmp_path / "second.log") as (survivor, second_base),
+    ):
+        wait_until_healthy(first_base, killed)
+        wait_until_healthy(second_base, survivor)
+        pgdata = data_dir / "postgres"
+        assert sorted(read_listed(pgdata) or []) == sorted([killed.pid, survivor.pid])
+
+        killed.kill()
+        killed.wait()
+        assert wait_for(lambda: read_listed(pgdata) == [survivor.pid], POSTGRES_GONE_S)
+        assert postgres_runs(data_dir)
+        assert httpx.get(f"{second_base}/healthz", timeout=5).json()["database"] == "ok"
+
+        survivor.kill()
+        survivor.wait()
+        assert wait_for(lambda: not postgres_runs(data_dir), POSTGRES_GONE_S)
