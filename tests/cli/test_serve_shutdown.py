@@ -14,14 +14,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
+import anyio
+import asyncpg
 import httpx
 import psutil
 import pytest
+from mcp import types
+from mcp.client import Client
 
+from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.keeper import read_listed
+from glyphoxa_mcp.server.hosting import SHUTDOWN_GRACE_S
+from glyphoxa_mcp.storage.campaigns import Campaigns
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewSession
 from tests.cli.test_db_commands import run_cli
 
 pytestmark = pytest.mark.e2e
@@ -76,13 +85,17 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(data_dir: Path, log: Path, *extra: str) -> Iterator[subprocess.Popen[str]]:
-    """`glyphoxa-mcp serve` on the data directory; killed if a test leaves it running."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("GLYPHOXA_")}
+def serve(
+    log: Path, *args: str, env: dict[str, str] | None = None, clean: bool = True
+) -> Iterator[subprocess.Popen[str]]:
+    """`glyphoxa-mcp serve ARGS`, its stderr in `log` (without a traceback, if `clean`);
+    killed if a test leaves it running."""
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GLYPHOXA_")}
     with log.open("w") as errors:
         process = subprocess.Popen(
-            [sys.executable, "-m", "glyphoxa_mcp", "serve", "--data-dir", str(data_dir), *extra],
-            env=environment,
+            [sys.executable, "-m", "glyphoxa_mcp", "serve", *args],
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,
@@ -97,7 +110,8 @@ def serve(data_dir: Path, log: Path, *extra: str) -> Iterator[subprocess.Popen[s
             assert process.stdin and process.stdout
             process.stdin.close()
             process.stdout.close()
-    assert "Traceback" not in log.read_text(), log.read_text()
+    if clean:
+        assert "Traceback" not in log.read_text(), log.read_text()
 
 
 @contextlib.contextmanager
@@ -107,7 +121,15 @@ def serve_http(
     """`serve` over HTTP (or SSE) on a free loopback port; the process and its base URL."""
     port = free_port()
     with serve(
-        data_dir, log, "--transport", transport, "--auth", "none", "--port", str(port)
+        log,
+        "--data-dir",
+        str(data_dir),
+        "--transport",
+        transport,
+        "--auth",
+        "none",
+        "--port",
+        str(port),
     ) as process:
         yield process, f"http://127.0.0.1:{port}"
 
@@ -165,7 +187,7 @@ def test_a_signal_stops_serve_and_its_embedded_postgres(
 ) -> None:
     log = tmp_path / "serve.log"
     if transport == "stdio":
-        with serve(data_dir, log) as process:
+        with serve(log, "--data-dir", str(data_dir)) as process:
             wait_until_stdio_answers(process)
             exit_code, took = stop(process, signum)
     else:
@@ -198,3 +220,119 @@ def test_postgres_outlives_a_killed_user_while_another_remains(
         survivor.kill()
         survivor.wait()
         assert wait_for(lambda: not postgres_runs(data_dir), POSTGRES_GONE_S)
+
+
+@pytest.fixture
+async def served_by_dsn(db256: Database) -> dict[str, str]:
+    """Environment for `serve --transport http` over a test database with campaign 'ashfall'
+    and session 's1', DEEP and unhurried."""
+    await Campaigns(db256).ensure("ashfall", "Ashfall")
+    await CampaignMemory(db256, "ashfall").sessions.upsert(NewSession(id="s1", title="Kettle"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GLYPHOXA_", "OPENAI_"))}
+    env.update(
+        {
+            "GLYPHOXA_DSN": db256.location.dsn,
+            "GLYPHOXA_CAMPAIGN": "ashfall",
+            "GLYPHOXA_AUTH": "none",
+            "GLYPHOXA_TIER": "DEEP",
+            "GLYPHOXA_DEEP_DEADLINE_MS": "60000",
+        }
+    )
+    return env
+
+
+@contextlib.asynccontextmanager
+async def sessions_locked(dsn: str) -> AsyncIterator[asyncpg.Connection]:
+    """The sessions table locked against every reader until the block ends."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        async with conn.transaction():
+            await conn.execute("LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE")
+            yield conn
+    finally:
+        await conn.close()
+
+
+async def wait_until_a_query_waits(conn: asyncpg.Connection) -> None:
+    with anyio.fail_after(30):
+        while not await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND datname = current_database()"
+        ):
+            await anyio.sleep(0.05)
+
+
+async def wait_until_refusing(base: str) -> None:
+    """Shutting down: the server no longer accepts connections."""
+    with anyio.fail_after(30):
+        while True:
+            try:
+                async with httpx.AsyncClient() as http:
+                    await http.get(f"{base}/healthz", timeout=1)
+            except httpx.TransportError:
+                return
+            await anyio.sleep(0.05)
+
+
+async def test_a_call_in_flight_when_sigterm_comes_still_finishes(
+    served_by_dsn: dict[str, str], db256: Database, tmp_path: Path
+) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with serve(
+        tmp_path / "serve.log", "--transport", "http", "--port", str(port), env=served_by_dsn
+    ) as process:
+        wait_until_healthy(base, process)
+        async with Client(f"{base}/mcp") as client:
+            await client.call_tool("memory.get_session_summary", {"session_id": "s1"})
+            answers: list[types.CallToolResult] = []
+
+            async def call() -> None:
+                answers.append(
+                    await client.call_tool("memory.get_session_summary", {"session_id": "s1"})
+                )
+
+            # Leaving the block releases the lock first: the call goes on while the server
+            # stops, and the task group waits for it.
+            async with (
+                anyio.create_task_group() as tg,
+                sessions_locked(db256.location.dsn) as lock,
+            ):
+                tg.start_soon(call)
+                await wait_until_a_query_waits(lock)
+                process.send_signal(signal.SIGTERM)
+                await wait_until_refusing(base)
+        assert not answers[0].is_error
+        assert answers[0].structured_content["session_id"] == "s1"
+        assert process.wait(timeout=EXIT_S) == 143
+
+
+async def test_a_call_still_in_flight_after_the_grace_is_cancelled(
+    served_by_dsn: dict[str, str], db256: Database, tmp_path: Path
+) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with serve(
+        tmp_path / "serve.log",
+        *("--transport", "http", "--port", str(port)),
+        env=served_by_dsn,
+        clean=False,
+    ) as process:
+        wait_until_healthy(base, process)
+        async with Client(f"{base}/mcp") as client:
+            await client.call_tool("memory.get_session_summary", {"session_id": "s1"})
+
+            async def call() -> None:
+                with contextlib.suppress(Exception):  # the server goes away mid-call
+                    await client.call_tool("memory.get_session_summary", {"session_id": "s1"})
+
+            async with anyio.create_task_group() as tg:
+                async with sessions_locked(db256.location.dsn) as lock:
+                    tg.start_soon(call)
+                    await wait_until_a_query_waits(lock)
+                    code, took = stop(process, signal.SIGTERM)
+                tg.cancel_scope.cancel()
+        assert code == 143
+        assert SHUTDOWN_GRACE_S <= took < SHUTDOWN_GRACE_S + EXIT_S
+    # uvicorn logs the cancelled request's traceback.
+    assert "timeout graceful shutdown exceeded" in (tmp_path / "serve.log").read_text()
