@@ -167,7 +167,9 @@ def keep(pgdata: Path, lock_path: Path, held: IO[str], poll_s: float = POLL_S) -
         if live and live == listed:
             continue
         with server_lock(lock_path):
-            listed = read_listed(pgdata) or []
+            listed = read_listed(pgdata)
+            if listed is None:  # not a list of pids: not ours to judge
+                continue
             live, first_seen = live_users(listed, first_seen, process_started)
             if live != listed:
                 gone = sorted(set(listed) - set(live))
