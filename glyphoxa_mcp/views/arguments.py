@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
+import re
+
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+
+# How much of a caller's value an error message repeats.
+ECHOED = 40
+_KEY = re.compile(KEY_PATTERN)
+ID_RULE = "an id: up to 128 letters, digits and _ . : -, starting with a letter or digit"
+
+
+def quoted(text: str, limit: int = ECHOED) -> str:
+    """`text` as an error message repeats it: quoted, and cut short when it is long, so an
+    answer never carries a caller's megabyte back."""
+    if len(text) <= limit:
+        return repr(text)
+    shown = repr(text[:limit])
+    return f"{shown[:-1]}…{shown[-1]}"
 
 
 def present(text: str | None, field: str) -> str | None:
@@ -12,6 +29,14 @@ def present(text: str | None, field: str) -> str | None:
     if "\x00" in text:
         raise InvalidInputError(f"{field} must not contain NUL characters.", field=field)
     return text.strip() or None
+
+
+def an_id(text: str | None, field: str) -> str | None:
+    """Like `present`, for an argument that names something by its id, not its name."""
+    value = present(text, field)
+    if value is not None and not _KEY.match(value):
+        raise InvalidInputError(f"{field} must be {ID_RULE}, such as 'old-berrit'.", field=field)
+    return value
 
 
 def search_query(query: str) -> str | None:

@@ -26,6 +26,7 @@ from glyphoxa_mcp.recall.sentences import seen_from
 from glyphoxa_mcp.storage.models import Entity, Entry, IdentitySnapshot, Neighbour
 from glyphoxa_mcp.storage.session_facts import SessionFact
 from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.views.arguments import quoted
 from glyphoxa_mcp.views.results import EntityRef
 from glyphoxa_mcp.views.scope import Scope, scope_of
 from glyphoxa_mcp.views.session_summary import known_session
@@ -91,7 +92,7 @@ class HotLayer:
         if self.view.npc_id is not None and npc_id != self.view.npc_id:
             raise InvalidInputError(
                 f"This server speaks for {self.view.npc_id!r}; it has no hot context for "
-                f"{npc_id!r}.",
+                f"npc_id {quoted(npc_id)}.",
                 field="npc_id",
             )
 
@@ -116,14 +117,14 @@ class HotLayer:
     async def _unknown_npc(self, npc_id: str) -> NotFoundError:
         near = match_names(npc_id, await self.memory.queries.entity_names(self.view.npc_id), 3)
         hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
-        return NotFoundError(f"No NPC {npc_id!r}.{hint} glyphoxa://npcs lists them.")
+        return NotFoundError(f"No NPC {quoted(npc_id)} (npc_id).{hint} glyphoxa://npcs lists them.")
 
     async def _session(self, session_id: str | None, npc_id: str) -> str | None:
         """The session asked for, or the one being played, of those the NPC may read."""
         as_npc = self.view.of_npc(npc_id)
         withheld = await as_npc.withheld_sessions()
         if session_id is not None:
-            await known_session(as_npc, session_id, withheld)
+            await known_session(as_npc, session_id, withheld, field="session")
             return session_id
         return await self.memory.log.latest_session_id(skipping=withheld)
 
@@ -320,7 +321,9 @@ def _heard(entries: list[Entry], scope: Scope) -> tuple[list[TranscriptLine], li
 
 def _an_npc(entity: Entity) -> Entity:
     if entity.type is not EntityType.NPC:
-        raise InvalidInputError(f"{entity.id!r} is a {entity.type.value}, not an NPC.")
+        raise InvalidInputError(
+            f"npc_id {entity.id!r} is a {entity.type.value}, not an NPC.", field="npc_id"
+        )
     return entity
 
 

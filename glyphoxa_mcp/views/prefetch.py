@@ -18,13 +18,13 @@ from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recall.prefetch_triggers import temporal_reference
 from glyphoxa_mcp.recall.sentences import seen_from
 from glyphoxa_mcp.views.hot_context import HotLayer
+from glyphoxa_mcp.views.limits import MAX_UTTERANCE
 from glyphoxa_mcp.views.results import EntityRef, SessionHit
 from glyphoxa_mcp.views.session_search import SessionSearch
 
 if TYPE_CHECKING:
     from glyphoxa_mcp.views.view import View
 
-MAX_UTTERANCE = 1000
 MAX_ENTITIES = 3
 MAX_PASSAGES = 3
 RELATIONSHIPS_EACH = 8

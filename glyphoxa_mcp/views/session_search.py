@@ -12,7 +12,7 @@ from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.query_dates import named_period
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.storage.models import Chunk, ChunkTextMatch, Entry, EntryMatch, SearchFilters
-from glyphoxa_mcp.views.arguments import search_query
+from glyphoxa_mcp.views.arguments import an_id, present, search_query
 from glyphoxa_mcp.views.limits import Clamped
 from glyphoxa_mcp.views.results import CountLimit, SearchSessionsResult, SessionHit
 from glyphoxa_mcp.views.scope import Scope
@@ -67,6 +67,8 @@ async def _filters(
     after: str | None,
     before: str | None,
 ) -> SearchFilters | None:
+    session_id, speaker = present(session_id, "session_id"), present(speaker, "speaker")
+    npc_id = an_id(npc_id, "npc_id")
     bounds = {}
     for field, value in (("after", after), ("before", before)):
         bound = parse_time_bound(value, field)
@@ -78,10 +80,10 @@ async def _filters(
             )
         bounds[field] = bound.real if bound else None
     withheld = await view.withheld_sessions()
-    if session_id is not None and session_id.strip():
-        await known_session(view, session_id.strip(), withheld)
+    if session_id is not None:
+        await known_session(view, session_id, withheld)
     speaker_ids = None
-    if speaker is not None and speaker.strip():
+    if speaker is not None:
         speaker_ids = tuple(await view.memory.log.speaker_ids(speaker))
         # Someone hidden from this NPC answers exactly like someone unknown.
         if (
@@ -90,14 +92,14 @@ async def _filters(
             or scope.hidden_ids.intersection(speaker_ids)
         ):
             return None
-    if npc_id is not None and npc_id.strip() in scope.hidden_ids:
+    if npc_id is not None and npc_id in scope.hidden_ids:
         return None
     return view.transcript_filters(
         withheld,
         SearchFilters(
-            session_id=session_id.strip() if session_id and session_id.strip() else None,
+            session_id=session_id,
             speaker_ids=speaker_ids,
-            npc_id=npc_id.strip() if npc_id and npc_id.strip() else None,
+            npc_id=npc_id,
             after=bounds["after"],
             before=bounds["before"],
         ),

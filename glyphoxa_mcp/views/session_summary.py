@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.models import Session
-from glyphoxa_mcp.views.arguments import present
+from glyphoxa_mcp.views.arguments import present, quoted
+from glyphoxa_mcp.views.limits import MAX_SESSIONS_AGO
 from glyphoxa_mcp.views.results import EntityRef, SessionSummaryResult
 
 if TYPE_CHECKING:
@@ -26,9 +27,16 @@ async def session_summary(
     if session_id is not None:
         session = await known_session(view, session_id, withheld)
     else:
-        session = await view.memory.sessions.finished(
-            1 if sessions_ago is None else sessions_ago, skipping=withheld
-        )
+        if sessions_ago is not None and sessions_ago > MAX_SESSIONS_AGO:
+            raise InvalidInputError(
+                f"sessions_ago must be at most {MAX_SESSIONS_AGO}.", field="sessions_ago"
+            )
+        try:
+            session = await view.memory.sessions.finished(
+                1 if sessions_ago is None else sessions_ago, skipping=withheld
+            )
+        except NotFoundError as exc:
+            raise NotFoundError(f"sessions_ago goes back too far: {exc}") from None
     redactor = scope.redactor
     summary = redactor.redact(session.summary) if session.summary is not None else None
     title = session.title
@@ -55,10 +63,12 @@ async def session_summary(
     )
 
 
-async def known_session(view: View, session_id: str, withheld: frozenset[str]) -> Session:
+async def known_session(
+    view: View, session_id: str, withheld: frozenset[str], field: str = "session_id"
+) -> Session:
     """The session, when this viewer may read it (`withheld`: its `withheld_sessions()`);
-    otherwise the same error as for a session that does not exist, whose hint lists only
-    sessions the viewer may read."""
+    otherwise the same error as for a session that does not exist, naming the argument
+    (`field`) it came in, whose hint lists only sessions the viewer may read."""
     try:
         if session_id in withheld:
             raise NotFoundError("withheld")
@@ -72,4 +82,4 @@ async def known_session(view: View, session_id: str, withheld: frozenset[str]) -
             if recent
             else "This campaign has no sessions yet."
         )
-        raise NotFoundError(f"No session {session_id!r}. {hint}") from None
+        raise NotFoundError(f"No session {quoted(session_id)} ({field}). {hint}") from None
