@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
 import asyncpg
@@ -34,8 +35,14 @@ def _hint(exc: asyncpg.PostgresError) -> str:
     for suffix, hint in _CONSTRAINT_HINTS.items():
         if constraint.endswith(suffix):
             return hint
-    detail = getattr(exc, "detail", None)
-    return f"{exc.args[0] if exc.args else exc}" + (f" ({detail})" if detail else "")
+    return "something it refers to does not exist"
+
+
+def _code(exc: BaseException) -> str:
+    """The SQLSTATE, for the operator's logs and bug reports: the driver's own text stays in
+    the cause, never in a message a caller reads (it quotes values, SQL and parameters)."""
+    sqlstate = getattr(exc, "sqlstate", None)
+    return f" (SQLSTATE {sqlstate})" if sqlstate else ""
 
 
 def translate(exc: BaseException, action: str) -> GlyphoxaError:
@@ -43,7 +50,10 @@ def translate(exc: BaseException, action: str) -> GlyphoxaError:
     if isinstance(exc, asyncpg.ForeignKeyViolationError):
         return NotFoundError(f"Cannot {action}: {_hint(exc)}.")
     if isinstance(exc, asyncpg.UniqueViolationError):
-        return ConflictError(f"Cannot {action}: it already exists ({exc.detail or exc}).")
+        what = getattr(exc, "constraint_name", None)
+        return ConflictError(
+            f"Cannot {action}: it already exists" + (f" ({what})." if what else ".")
+        )
     if isinstance(exc, asyncpg.CheckViolationError | asyncpg.NotNullViolationError):
         column = getattr(exc, "column_name", None)
         return InvalidInputError(
@@ -51,19 +61,30 @@ def translate(exc: BaseException, action: str) -> GlyphoxaError:
             field=column,
         )
     if isinstance(exc, asyncpg.ProgramLimitExceededError):
-        return InvalidInputError(f"Cannot {action}: a value is too large ({exc}).")
+        return InvalidInputError(f"Cannot {action}: a value is too large{_code(exc)}.")
     if isinstance(exc, asyncpg.DataError) or (
         # The driver's own encoding errors (a wrong Python type for a parameter).
         isinstance(exc, asyncpg.InterfaceError) and isinstance(exc, ValueError)
     ):
-        return InvalidInputError(f"Cannot {action}: invalid value ({exc}).")
+        return InvalidInputError(
+            f"Cannot {action}: a value is malformed or out of range{_code(exc)}."
+        )
+    if isinstance(exc, asyncpg.ReadOnlySQLTransactionError):
+        return DatabaseError(f"Cannot {action}: the database is read-only here.")
     if isinstance(exc, asyncpg.UndefinedTableError | asyncpg.UndefinedFunctionError):
         return MigrationError(
-            f"Cannot {action}: the database schema is missing or old ({exc}). "
+            f"Cannot {action}: the database schema is missing or old{_code(exc)}. "
             "Run `glyphoxa-mcp migrate`."
         )
     if isinstance(exc, asyncpg.QueryCanceledError):
         return DatabaseError(f"Cannot {action}: the query was cancelled (timeout).")
+    if isinstance(
+        exc, asyncpg.InvalidAuthorizationSpecificationError | asyncpg.InvalidCatalogNameError
+    ):
+        return DatabaseUnavailableError(
+            f"Cannot {action}: the database refused the user, password or database name"
+            f"{_code(exc)}. Check --dsn / GLYPHOXA_DSN."
+        )
     if isinstance(
         exc,
         asyncpg.PostgresConnectionError
@@ -71,11 +92,13 @@ def translate(exc: BaseException, action: str) -> GlyphoxaError:
         | asyncpg.TooManyConnectionsError
         | OSError,
     ):
+        errno = exc.errno if isinstance(exc, OSError) else None
+        reason = f" ({os.strerror(errno).lower()})" if errno else _code(exc)
         return DatabaseUnavailableError(
-            f"Cannot {action}: the database is unreachable ({exc}). Check --dsn / GLYPHOXA_DSN, "
+            f"Cannot {action}: the database is unreachable{reason}. Check --dsn / GLYPHOXA_DSN, "
             "or unset it to use the embedded server."
         )
-    return DatabaseError(f"Cannot {action}: {exc}")
+    return DatabaseError(f"Cannot {action}: the database refused it{_code(exc)}.")
 
 
 @contextlib.contextmanager
