@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from glyphoxa_mcp.bounded_input import MAX_FILE_CHARS, check_length
 from glyphoxa_mcp.campaign.loader import Kind, LoadReport, load_campaign
 from glyphoxa_mcp.campaign.sample import sample_campaign
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
@@ -60,13 +61,17 @@ async def run_sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, max_chars: int = MAX_FILE_CHARS) -> str:
+    """The file's text; past `max_chars` it is refused, having read one character more."""
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as file:
+            text = file.read(max_chars + 1)
     except FileNotFoundError:
         raise InvalidInputError(f"{path}: no such file.") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{path}: cannot be read ({exc}).") from None
+    check_length(text, str(path), max_chars)
+    return text
 
 
 async def run_config(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from glyphoxa_mcp.bounded_input import load_json, load_json_line
 from glyphoxa_mcp.cli.campaign_commands import read_text
 from glyphoxa_mcp.cli.dm_support import campaign_memory
 from glyphoxa_mcp.cli.options import add_database_options, env_option
@@ -54,11 +55,9 @@ def read_names_file(path: Path) -> list[str]:
     if not text.lstrip().startswith("["):
         return [line.strip() for line in text.splitlines() if line.strip()]
     try:
-        items = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(
-            f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}", field="--entities"
-        ) from None
+        items = load_json(text, str(path))
+    except InvalidInputError as exc:
+        raise InvalidInputError(exc.message, field="--entities") from None
     names: list[str] = []
     for position, item in enumerate(items, 1):
         if isinstance(item, str):
@@ -83,10 +82,7 @@ def read_requests(stream: TextIO, source: str) -> Iterator[tuple[int, dict[str, 
     for number, line in enumerate(stream, 1):
         if not line.strip():
             continue
-        try:
-            request = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"{source}:{number}: not valid JSON: {exc.msg}") from None
+        request = load_json_line(line, f"{source}:{number}")
         if not isinstance(request, dict):
             raise InvalidInputError(f"{source}:{number}: each line must be a JSON object.")
         if not isinstance(request.get("utterance"), str):

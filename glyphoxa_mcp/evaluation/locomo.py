@@ -9,7 +9,6 @@ of turns (`speaker`, `dia_id`, `text`, and for a shared photo `blip_caption`) an
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -24,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 
+from glyphoxa_mcp.bounded_input import load_json
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.storage.models import NewEntry, build, describe_validation_error
 from glyphoxa_mcp.storage.vocabulary import slugify
@@ -109,12 +109,7 @@ class Conversation:
 def parse_locomo(text: str, source: str) -> list[Conversation]:
     """Every conversation of a LoCoMo file, or an error naming the file, the place and the
     problem."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(
-            f"{source}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})."
-        ) from None
+    data = load_json(text, source)
     if not isinstance(data, list) or not data:
         raise InvalidInputError(
             f"{source}: expected a LoCoMo file, a JSON list of conversations, each with "

@@ -3,12 +3,12 @@ bridge logs it, or `Speaker: text` typed or tailed at a terminal. (pure)"""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
+from glyphoxa_mcp.bounded_input import load_json_line
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.transcripts import split_speaker_line
 from glyphoxa_mcp.recording.utterances import SpokenUtterance
@@ -43,10 +43,7 @@ def parse_line(raw: str, where: str, now: datetime) -> SpokenUtterance | None:
 
 
 def _json_line(text: str, where: str, now: datetime) -> SpokenUtterance:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{where}:{exc.colno}: not valid JSON ({exc.msg}).") from None
+    data = load_json_line(text, where)
     if not isinstance(data, dict):
         raise InvalidInputError(f"{where}: expected a JSON object with speaker_name and text.")
     return _utterance(data, where, now)

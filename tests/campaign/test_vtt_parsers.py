@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -88,9 +89,30 @@ def test_csv_rows_become_entities_with_aliases_and_attributes() -> None:
         (parse_foundry, '{"actors": [}', "foundry world:1:13: not valid JSON"),
         (parse_foundry, '{"actors": {}}', "foundry world: 'actors' should be a list"),
         (parse_roll20, "[1, 2", "roll20 campaign:1:6: not valid JSON"),
+        (
+            parse_foundry,
+            '{"actors": [{"name": "Deep", "system": ' + "[" * 100_000 + "]" * 100_000 + "}]}",
+            "foundry world:1:137: nested deeper than 100 levels",
+        ),
     ],
 )
 def test_broken_exports_report_where(parse, text: str, message: str) -> None:
     with pytest.raises(InvalidInputError) as caught:
         parse(text)
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_misshapen_fields_of_an_export_are_skipped_not_fatal() -> None:
+    actor = {
+        "name": "Odd",
+        "type": ["npc"],
+        "items": 7,
+        "system": {"details": {"biography": {"value": {"html": 1}}}},
+    }
+    journal = {"name": "Lore", "pages": None, "content": ["not", "html"]}
+    result = parse_foundry(json.dumps({"actors": [actor], "journal": [journal]}))
+    assert [(e.entity.name, e.entity.attributes) for e in result.entities] == [
+        ("Odd", {}),
+        ("Lore", {}),
+    ]
+    assert html_to_text(42) == ""

@@ -70,7 +70,7 @@ def test_bad_input_names_the_line_after_the_good_lines_are_written(tmp_path: Pat
     result = correct(stdin=f"{good}\n{{broken\n")
     assert result.returncode == 2
     assert lines(result.stdout)[0]["corrected"] == "Brannoch"
-    assert "stdin:2: not valid JSON" in result.stderr
+    assert "stdin:2:2: not valid JSON" in result.stderr
     missing = correct(stdin=json.dumps({"text": "x", "entities": []}))
     assert missing.returncode == 2
     assert missing.stderr == "glyphoxa-mcp: error: stdin:1: 'utterance' (a string) is missing.\n"

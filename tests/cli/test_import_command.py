@@ -57,3 +57,16 @@ def test_a_roll20_campaign_through_review_and_csv_accepted(glyphoxa: Cli) -> Non
     assert {"Captain Ysolde", "Lyra", "Wanted Poster", "Wendrith", "Tide Sisters"} <= names
     broken = glyphoxa("import", "csv", str(FIXTURES / "broken.csv"))
     assert broken.returncode == 2 and "broken.csv:3:2: type 'city' is not one of" in broken.stderr
+
+
+def test_a_foundry_world_nested_too_deep_is_refused_and_nothing_is_held(
+    tmp_path: Path, glyphoxa: Cli
+) -> None:
+    world = tmp_path / "deep.json"
+    world.write_text(
+        '{"actors": [\n{"name": "Deep", "system": ' + "[" * 50_000 + "]" * 50_000 + "}]}"
+    )
+    result = glyphoxa("import", "foundry", str(world), "--campaign", "salt")
+    assert result.returncode == 2
+    assert result.stderr == f"glyphoxa-mcp: error: {world}:2:125: nested deeper than 100 levels.\n"
+    assert json.loads(glyphoxa("status", "--json").stdout)["campaigns"] == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -42,24 +41,16 @@ class _Text(HTMLParser):
         self.parts.append(data)
 
 
-def html_to_text(html: str | None) -> str:
-    """Readable text from VTT rich text: tags dropped, entities decoded, blank lines folded."""
-    if not html:
+def html_to_text(html: object) -> str:
+    """Readable text from VTT rich text: tags dropped, entities decoded, blank lines folded
+    (none from a value that is not text)."""
+    if not isinstance(html, str) or not html:
         return ""
     parser = _Text()
     parser.feed(html)
     parser.close()
     lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
     return "\n".join(line for line in lines if line)[:MAX_TEXT]
-
-
-def load_json(text: str, source: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(
-            f"{source}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})."
-        ) from None
 
 
 def dig(data: Any, *path: str) -> Any:
@@ -69,6 +60,11 @@ def dig(data: Any, *path: str) -> Any:
             return None
         data = data.get(key)
     return data
+
+
+def listed(value: Any) -> list[Any]:
+    """The value when it is a list; an export's misshapen field is skipped, not fatal."""
+    return value if isinstance(value, list) else []
 
 
 def compact_attributes(values: dict[str, Any]) -> dict[str, Any]:

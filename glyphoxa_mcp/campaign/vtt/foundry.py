@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from glyphoxa_mcp.bounded_input import load_json
 from glyphoxa_mcp.campaign.vtt.common import (
     Ids,
     ImportResult,
@@ -18,7 +19,7 @@ from glyphoxa_mcp.campaign.vtt.common import (
     dig,
     documents,
     html_to_text,
-    load_json,
+    listed,
 )
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
@@ -36,7 +37,9 @@ def parse_foundry(text: str, source: str = "foundry world") -> ImportResult:
     ids, result = Ids(), ImportResult()
     for actor in documents(data, "actors", source):
         kind = ACTOR_TYPES.get(str(actor.get("type")), EntityType.NPC)
-        owned = [i for i in actor.get("items", []) if isinstance(i, dict)]
+        owned = [
+            i for i in listed(actor.get("items")) if isinstance(i, dict) and _text(i.get("name"))
+        ]
         attributes = compact_attributes(
             {
                 "biography": html_to_text(dig(actor, "system", "details", "biography", "value")),
@@ -44,9 +47,7 @@ def parse_foundry(text: str, source: str = "foundry world") -> ImportResult:
                 "creature_type": _text(dig(actor, "system", "details", "type", "value")),
                 "alignment": _text(dig(actor, "system", "details", "alignment")),
                 "class": ", ".join(i["name"] for i in owned if i.get("type") == "class"),
-                "inventory": [
-                    i["name"] for i in owned if i.get("type") in CARRIED and i.get("name")
-                ],
+                "inventory": [i["name"] for i in owned if str(i.get("type")) in CARRIED],
             }
         )
         add_entity(result, ids, actor, kind, attributes, "_id")
@@ -63,7 +64,7 @@ def parse_foundry(text: str, source: str = "foundry world") -> ImportResult:
         attributes = compact_attributes({"description": html_to_text(scene.get("description"))})
         add_entity(result, ids, scene | {"name": name}, EntityType.LOCATION, attributes, "_id")
     for entry in documents(data, "journal", source):
-        pages = [p for p in entry.get("pages", []) if isinstance(p, dict)]
+        pages = [p for p in listed(entry.get("pages")) if isinstance(p, dict)]
         texts = [html_to_text(dig(p, "text", "content")) for p in pages] or [
             html_to_text(entry.get("content"))
         ]

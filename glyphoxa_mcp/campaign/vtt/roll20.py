@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from glyphoxa_mcp.bounded_input import load_json
 from glyphoxa_mcp.campaign.vtt.common import (
     Ids,
     ImportResult,
@@ -16,7 +17,6 @@ from glyphoxa_mcp.campaign.vtt.common import (
     compact_attributes,
     documents,
     html_to_text,
-    load_json,
 )
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
