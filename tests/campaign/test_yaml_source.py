@@ -46,3 +46,27 @@ def test_errors_name_file_line_column_and_field(text: str, message: str) -> None
     with pytest.raises(InvalidInputError) as caught:
         parse_campaign_file(text, "coast.yaml")
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_aliases_merge_keys_and_dates_read_as_a_dm_means_them() -> None:
+    text = GOOD.replace("type: npc", "type: npc\n    <<: &shared {secret: true}") + (
+        "  - {subject: Grimjaw, text: Born then., story_label: 1492-05-01, <<: *shared}\n"
+    )
+    file = parse_campaign_file(text, "coast.yaml")
+    assert file.entities[0].secret and file.facts[1].secret
+    assert file.facts[1].story_label == "1492-05-01"  # text, as JSON stores it
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("facts: " + "[" * 101 + "]" * 101, "coast.yaml:1:107: values nested deeper than 100"),
+        ("facts: [{text: !!binary aGk=}]", "coast.yaml:1:16: the tag !!binary is not allowed"),
+        ("facts: [{text: !!int ten}]", "coast.yaml:1:16: not valid YAML ('ten' is not a !!int)"),
+        ("facts: [&f {text: *f}]", "coast.yaml:1:19: the alias *f is inside the value it names"),
+    ],
+)
+def test_a_file_out_of_bounds_is_refused_at_its_place(text: str, message: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        parse_campaign_file(text, "coast.yaml")
+    assert str(caught.value).startswith(message), str(caught.value)
