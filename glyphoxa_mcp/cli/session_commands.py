@@ -21,7 +21,7 @@ from glyphoxa_mcp.cli.progress import Progress
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
-from glyphoxa_mcp.pipeline.transcripts import looks_like_jsonl, parse_jsonl, parse_plain
+from glyphoxa_mcp.pipeline.transcripts import parse_transcript
 
 if TYPE_CHECKING:
     from glyphoxa_mcp.pipeline.extraction import ExtractionReport
@@ -101,12 +101,7 @@ def _start(text: str | None) -> datetime:
 
 async def run_ingest(args: argparse.Namespace) -> int:
     checked_session(args.session)
-    text = read_text(args.file)
-    lines = text.splitlines()
-    if looks_like_jsonl(text):
-        entries = parse_jsonl(lines, str(args.file))
-    else:
-        entries = parse_plain(lines, _start(args.start), str(args.file))
+    entries = parse_transcript(read_text(args.file), str(args.file), _start(args.start))
     async with await Database.open(database_settings(args), max_size=2) as db:
         report = await ingest_entries(db, args.campaign, args.session, entries, title=args.title)
     emit(

@@ -7,13 +7,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from glyphoxa_mcp.bounded_input import load_json_line
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.storage.models import NewEntry, Word, describe_validation_error
 from glyphoxa_mcp.storage.vocabulary import slugify
@@ -37,12 +37,7 @@ def parse_jsonl(lines: Iterable[str], source: str = "transcript") -> list[NewEnt
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f"{source}:{number}:{exc.colno}: not valid JSON ({exc.msg})."
-            ) from None
+        data = load_json_line(raw, f"{source}:{number}")
         try:
             line = TranscriptLine.model_validate(data)
             entries.append(
@@ -108,3 +103,19 @@ def parse_plain(
 def looks_like_jsonl(text: str) -> bool:
     first = next((line for line in text.splitlines() if line.strip()), "")
     return first.lstrip().startswith("{")
+
+
+def parse_transcript(text: str, source: str, start: datetime) -> list[NewEntry]:
+    """A transcript file's utterances, JSON Lines or `Speaker: text` (placed from `start`);
+    a file with none (empty, or only blank lines) is an error, so it makes no session."""
+    lines = text.splitlines()
+    if looks_like_jsonl(text):
+        entries = parse_jsonl(lines, source)
+    else:
+        entries = parse_plain(lines, start, source)
+    if not entries:
+        raise InvalidInputError(
+            f"{source}: the transcript has no lines (the file is empty or blank); "
+            "nothing was stored."
+        )
+    return entries

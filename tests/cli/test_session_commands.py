@@ -209,3 +209,20 @@ def test_a_dm_keeps_a_line_and_a_session_to_themselves(tmp_path: Path, glyphoxa:
     assert "--known-by is for" in cli(
         "secret", "mark", "session:s1", "--known-by", "Brannoch", expect=2
     )
+
+
+def test_an_empty_transcript_is_refused_and_makes_no_session(tmp_path: Path, glyphoxa: Cli) -> None:
+    night = tmp_path / "night-one.txt"
+    night.write_text("Kael: Any news of the caravan?\n")
+    assert glyphoxa("ingest", str(night), "--session", "s1", "--campaign", "salt").returncode == 0
+    for name, text in (("empty.txt", ""), ("blank.jsonl", "\n  \n\n")):
+        file = tmp_path / name
+        file.write_text(text)
+        refused = glyphoxa("ingest", str(file), "--session", "s2", "--campaign", "salt")
+        assert refused.returncode == 2
+        assert refused.stderr == (
+            f"glyphoxa-mcp: error: {file}: the transcript has no lines (the file is empty or "
+            "blank); nothing was stored.\n"
+        )
+    listed = glyphoxa("session", "list", "--campaign", "salt", "--json")
+    assert [s["id"] for s in json.loads(listed.stdout)] == ["s1"]
