@@ -122,3 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # of stdout from raising again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as exc:
+        # A fault no error above names: one line, and the traceback only when asked for.
+        logging.getLogger(__name__).debug("internal error", exc_info=True)
+        print(
+            f"glyphoxa-mcp: error: internal error ({type(exc).__name__}); "
+            "rerun with --log-level DEBUG for the details",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
