@@ -18,6 +18,7 @@ import anyio
 
 from glyphoxa_mcp.cli.dm_support import add_common, checked_session
 from glyphoxa_mcp.cli.options import add_embedder_options, add_llm_options, app_settings
+from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recording.line_input import MAX_LINE_CHARS, parse_line
 from glyphoxa_mcp.recording.utterances import RecordedUtterance
@@ -73,29 +74,34 @@ async def run_record(args: argparse.Namespace) -> int:
                 "(end with Ctrl-D).",
                 file=sys.stderr,
             )
-            number = 0
-            while line := await _read_line():
-                number += 1
-                where = f"stdin:{number}"
-                try:
-                    utterance = parse_line(line, where, datetime.now(UTC))
-                    if utterance is None:
+            # SIGINT or SIGTERM ends the input: what was read is stored and made searchable,
+            # then the command ends as interrupted.
+            with interruptible_stdin() as end_input, stopping_on_signal(end_input):
+                number = 0
+                while line := await _read_line():
+                    number += 1
+                    where = f"stdin:{number}"
+                    try:
+                        utterance = parse_line(line, where, datetime.now(UTC))
+                        if utterance is None:
+                            continue
+                        (recorded,) = await recorder.append(
+                            args.campaign, args.session, [utterance]
+                        )
+                    except InvalidInputError as exc:
+                        bad += 1
+                        print(f"glyphoxa-mcp: {exc}", file=sys.stderr)
+                        while len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+                            line = await _read_line()  # skip the rest
                         continue
-                    (recorded,) = await recorder.append(args.campaign, args.session, [utterance])
-                except InvalidInputError as exc:
-                    bad += 1
-                    print(f"glyphoxa-mcp: {exc}", file=sys.stderr)
-                    while len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
-                        line = await _read_line()  # skip the rest
-                    continue
-                stored += 1
-                new += recorded.new
-                corrected += recorded.new and bool(recorded.corrections)
-                if args.json:
-                    print(recorded.model_dump_json(), flush=True)
-                else:
-                    print(_echo(recorded, utterance.speaker_name), flush=True)
-            await recorder.searchable(args.campaign, args.session)
+                    stored += 1
+                    new += recorded.new
+                    corrected += recorded.new and bool(recorded.corrections)
+                    if args.json:
+                        print(recorded.model_dump_json(), flush=True)
+                    else:
+                        print(_echo(recorded, utterance.speaker_name), flush=True)
+                await recorder.searchable(args.campaign, args.session)
             tasks.cancel_scope.cancel()
     summary = {"session": args.session, "read": stored, "new": new, "corrected": corrected}
     if not args.json:

@@ -9,6 +9,7 @@ from mcp.server.mcpserver import MCPServer
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.server.arguments import ArgumentGate
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.compact_text import compact_tool_text
 from glyphoxa_mcp.server.completions import register_completions
@@ -17,6 +18,7 @@ from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tier_gate import TierGate
 from glyphoxa_mcp.server.tool_names import NameStyle
+from glyphoxa_mcp.server.tools import ARGUMENTS as TOOL_ARGUMENTS
 from glyphoxa_mcp.server.tools import register_tools
 
 INSTRUCTIONS = (
@@ -48,7 +50,11 @@ def build_server(
         instructions=INSTRUCTIONS,
         version=__version__,
         lifespan=lifespan,
-        middleware=[TierGate(state.policy, style, client_logging), compact_tool_text],
+        middleware=[
+            TierGate(state.policy, style, client_logging),
+            ArgumentGate(TOOL_ARGUMENTS),
+            compact_tool_text,
+        ],
         subscriptions=subscriptions.bus,
     )
     subscriptions.attach(server)

@@ -9,8 +9,11 @@ from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.resources.templates import ResourceSecurity
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
-from glyphoxa_mcp.errors import GlyphoxaError
+from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError, NotFoundError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
@@ -20,6 +23,12 @@ PREFETCH_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/prefetch{?utterance}"
 NPCS_URI = "glyphoxa://npcs"
 VOCABULARY_URI = "glyphoxa://campaign/vocabulary"
 JSON = "application/json"
+# The spec's resource-not-found error up to 2025-11-25 (server/arguments.py answers 2026-07-28
+# connections with INVALID_PARAMS instead, as that version asks).
+RESOURCE_NOT_FOUND = -32002
+# The parameters are ids and free text, never paths: the SDK's path checks would refuse an
+# utterance such as "/me waves" or "I: think". server/arguments.py checks them instead.
+NOT_PATHS = ResourceSecurity(exempt_params=frozenset({"npc_id", "session", "utterance"}))
 
 
 def hot_uri(npc_id: str, session: str | None = None) -> str:
@@ -31,6 +40,10 @@ def hot_uri(npc_id: str, session: str | None = None) -> str:
 def resource_errors() -> Iterator[None]:
     try:
         yield
+    except NotFoundError as exc:
+        raise MCPError(RESOURCE_NOT_FOUND, str(exc)) from exc
+    except InvalidInputError as exc:
+        raise MCPError(INVALID_PARAMS, str(exc)) from exc
     except GlyphoxaError as exc:
         raise ResourceError(str(exc)) from exc
 
@@ -39,6 +52,7 @@ def register_resources(server: MCPServer, view: View, budgets: HotBudgets) -> No
     @server.resource(
         HOT_URI_TEMPLATE,
         name="npc_hot_context",
+        security=NOT_PATHS,
         title="An NPC's hot context",
         description=(
             "What goes into every prompt of this NPC: who it is (identity snapshot), where it "
@@ -56,6 +70,7 @@ def register_resources(server: MCPServer, view: View, budgets: HotBudgets) -> No
     @server.resource(
         PREFETCH_URI_TEMPLATE,
         name="npc_prefetch",
+        security=NOT_PATHS,
         title="Context an NPC is about to need",
         description=(
             "For the orchestrator, while a player is still speaking: given the partial "

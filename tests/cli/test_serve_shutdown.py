@@ -1,5 +1,5 @@
-"""`serve` stopped by a signal: it exits as interrupted, and its embedded PostgreSQL stops
-with the last process using it, however that process ended."""
+"""`serve` and `record` stopped by a signal: they exit as interrupted, and the embedded
+PostgreSQL stops with the last process using it, however that process ended."""
 
 from __future__ import annotations
 
@@ -336,3 +336,38 @@ async def test_a_call_still_in_flight_after_the_grace_is_cancelled(
         assert SHUTDOWN_GRACE_S <= took < SHUTDOWN_GRACE_S + EXIT_S
     # uvicorn logs the cancelled request's traceback.
     assert "timeout graceful shutdown exceeded" in (tmp_path / "serve.log").read_text()
+
+
+def test_a_signal_ends_record_with_what_it_read_stored_and_its_postgres_stopped(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GLYPHOXA_")}
+    command = [sys.executable, "-m", "glyphoxa_mcp", "record", "--data-dir", str(data_dir)]
+    with (tmp_path / "record.log").open("w") as errors:
+        process = subprocess.Popen(
+            [*command, "--campaign", "default", "--session", "sigterm"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+        )
+        try:
+            assert process.stdin and process.stdout
+            process.stdin.write("Mira: The bell rang twice.\n")
+            process.stdin.flush()
+            ready, _, _ = select.select([process.stdout], [], [], 120)
+            assert ready and "The bell rang twice." in process.stdout.readline()
+            exit_code, took = stop(process, signal.SIGTERM)  # stdin still open
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    pipe.close()
+    assert (exit_code, took < EXIT_S) == (143, True)
+    assert "Traceback" not in (tmp_path / "record.log").read_text()
+    shown = run_cli("session", "show", "sigterm", "--data-dir", str(data_dir))
+    assert "The bell rang twice." in shown.stdout, shown.stderr
+    assert wait_for(lambda: not postgres_runs(data_dir), POSTGRES_GONE_S)

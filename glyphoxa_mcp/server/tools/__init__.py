@@ -1,10 +1,13 @@
-"""The four memory tools, registered under their canonical (dotted) names."""
+"""The four memory tools, registered under their canonical (dotted) names, each with an input
+schema that refuses unknown argument names (checked by server/arguments.py's gate)."""
 
 from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 
+from glyphoxa_mcp.server.arguments import input_schema, strict_arguments
 from glyphoxa_mcp.server.tool_names import ToolName
 from glyphoxa_mcp.server.tools import (
     query_entities,
@@ -43,8 +46,19 @@ TOOLS = (
 )
 
 
+# Each tool's arguments: the model the SDK builds from its signature, with unknown names refused.
+ARGUMENTS: dict[str, FuncMetadata] = {
+    name.value: strict_arguments(function) for name, function, _, _ in TOOLS
+}
+
+
 def register_tools(server: MCPServer) -> None:
     for name, function, title, description in TOOLS:
         server.add_tool(
             function, name=name.value, title=title, description=description, annotations=READ_ONLY
         )
+        # MCPServer has no public way to add a Tool it did not build; its manager's is public.
+        tool = server._tool_manager.get_tool(name.value)
+        assert tool is not None
+        tool.fn_metadata = ARGUMENTS[name.value]
+        tool.parameters = input_schema(ARGUMENTS[name.value])

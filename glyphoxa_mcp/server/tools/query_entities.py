@@ -9,7 +9,7 @@ from pydantic import Field
 
 from glyphoxa_mcp.server.state import state_of, tool_errors
 from glyphoxa_mcp.storage.vocabulary import EntityType
-from glyphoxa_mcp.views.limits import clamp
+from glyphoxa_mcp.views.limits import MAX_COUNT, MAX_DEPTH, MAX_NAME, MAX_RELATION, clamp
 from glyphoxa_mcp.views.results import QueryEntitiesResult
 
 DESCRIPTION = (
@@ -28,7 +28,7 @@ async def query_entities(
         str | None,
         Field(
             description="Name or alias of the entity, as heard; misspellings are tolerated.",
-            max_length=200,
+            max_length=MAX_NAME,
         ),
     ] = None,
     type: Annotated[
@@ -37,20 +37,27 @@ async def query_entities(
     ] = None,
     related_to: Annotated[
         str | None,
-        Field(description="Name of an entity whose connections to list.", max_length=200),
+        Field(description="Name of an entity whose connections to list.", max_length=MAX_NAME),
     ] = None,
     relation: Annotated[
         str | None,
         Field(
             description="With related_to: follow only this relationship type, for example "
             "MEMBER_OF, KNOWS, LOCATED_AT, OWNS, ALLIED_WITH, HOSTILE_TO.",
-            max_length=64,
+            max_length=MAX_RELATION,
         ),
     ] = None,
     depth: Annotated[
-        int, Field(description="With related_to: how many hops to follow (1-3 by tier).")
+        int,
+        Field(
+            description="With related_to: how many hops to follow (1-3 by tier).",
+            ge=0,
+            le=MAX_DEPTH,
+        ),
     ] = 1,
-    limit: Annotated[int, Field(description="Most entities to return (1-50 by tier).")] = 10,
+    limit: Annotated[
+        int, Field(description="Most entities to return (1-50 by tier).", ge=0, le=MAX_COUNT)
+    ] = 10,
 ) -> QueryEntitiesResult:
     state = state_of(ctx)
     with tool_errors():

@@ -8,7 +8,14 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from glyphoxa_mcp.server.state import state_of, tool_errors
-from glyphoxa_mcp.views.limits import clamp
+from glyphoxa_mcp.views.limits import (
+    MAX_COUNT,
+    MAX_ID,
+    MAX_NAME,
+    MAX_QUERY,
+    MAX_TIME,
+    clamp,
+)
 from glyphoxa_mcp.views.results import SearchFactsResult
 
 DESCRIPTION = (
@@ -21,23 +28,34 @@ DESCRIPTION = (
 
 async def search_facts(
     ctx: Context[Any, Any],
-    query: Annotated[str, Field(description="What to look for, in plain words.", max_length=1000)],
+    query: Annotated[
+        str, Field(description="What to look for, in plain words.", max_length=MAX_QUERY)
+    ],
     entity: Annotated[
         str | None,
-        Field(description="Only facts about this entity (name, alias or id).", max_length=200),
+        Field(description="Only facts about this entity (name, alias or id).", max_length=MAX_NAME),
     ] = None,
     after: Annotated[
         str | None,
-        Field(description="Only from then on: an ISO date or time, or a story day like 'day 12'."),
+        Field(
+            description="Only from then on: an ISO date or time, or a story day like 'day 12'.",
+            max_length=MAX_TIME,
+        ),
     ] = None,
     before: Annotated[
         str | None,
-        Field(description="Only before then: an ISO date or time, or a story day like 'day 12'."),
+        Field(
+            description="Only before then: an ISO date or time, or a story day like 'day 12'.",
+            max_length=MAX_TIME,
+        ),
     ] = None,
     session_id: Annotated[
-        str | None, Field(description="Only facts from this session.", max_length=128)
+        str | None, Field(description="Only facts from this session.", max_length=MAX_ID)
     ] = None,
-    top_k: Annotated[int, Field(description="How many results to return (1-50 by tier).")] = 5,
+    top_k: Annotated[
+        int,
+        Field(description="How many results to return (1-50 by tier).", ge=0, le=MAX_COUNT),
+    ] = 5,
 ) -> SearchFactsResult:
     state = state_of(ctx)
     with tool_errors():

@@ -8,7 +8,14 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from glyphoxa_mcp.server.state import state_of, tool_errors
-from glyphoxa_mcp.views.limits import clamp
+from glyphoxa_mcp.views.limits import (
+    MAX_COUNT,
+    MAX_ID,
+    MAX_NAME,
+    MAX_QUERY,
+    MAX_TIME,
+    clamp,
+)
 from glyphoxa_mcp.views.results import SearchSessionsResult
 
 DESCRIPTION = (
@@ -22,23 +29,30 @@ DESCRIPTION = (
 
 async def search_sessions(
     ctx: Context[Any, Any],
-    query: Annotated[str, Field(description="What to look for, in plain words.", max_length=1000)],
-    top_k: Annotated[int, Field(description="How many passages to return (1-50 by tier).")] = 5,
+    query: Annotated[
+        str, Field(description="What to look for, in plain words.", max_length=MAX_QUERY)
+    ],
+    top_k: Annotated[
+        int,
+        Field(description="How many passages to return (1-50 by tier).", ge=0, le=MAX_COUNT),
+    ] = 5,
     session_id: Annotated[
-        str | None, Field(description="Only this session.", max_length=128)
+        str | None, Field(description="Only this session.", max_length=MAX_ID)
     ] = None,
     speaker: Annotated[
         str | None,
-        Field(description="Only what this speaker said (name or id).", max_length=200),
+        Field(description="Only what this speaker said (name or id).", max_length=MAX_NAME),
     ] = None,
     npc_id: Annotated[
-        str | None, Field(description="Only what this NPC said.", max_length=128)
+        str | None, Field(description="Only what this NPC said (its id).", max_length=MAX_ID)
     ] = None,
     after: Annotated[
-        str | None, Field(description="Only from this time on (ISO date or time).")
+        str | None,
+        Field(description="Only from this time on (ISO date or time).", max_length=MAX_TIME),
     ] = None,
     before: Annotated[
-        str | None, Field(description="Only before this time (ISO date or time).")
+        str | None,
+        Field(description="Only before this time (ISO date or time).", max_length=MAX_TIME),
     ] = None,
 ) -> SearchSessionsResult:
     state = state_of(ctx)

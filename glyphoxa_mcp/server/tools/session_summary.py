@@ -8,6 +8,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from glyphoxa_mcp.server.state import state_of, tool_errors
+from glyphoxa_mcp.views.limits import MAX_ID, MAX_SESSIONS_AGO
 from glyphoxa_mcp.views.results import SessionSummaryResult
 
 DESCRIPTION = (
@@ -20,11 +21,15 @@ DESCRIPTION = (
 async def get_session_summary(
     ctx: Context[Any, Any],
     session_id: Annotated[
-        str | None, Field(description="The id of the session.", max_length=128)
+        str | None, Field(description="The id of the session.", max_length=MAX_ID)
     ] = None,
     sessions_ago: Annotated[
         int | None,
-        Field(description="1 is the last finished session, 2 the one before, and so on."),
+        Field(
+            description="1 is the last finished session, 2 the one before, and so on.",
+            ge=1,
+            le=MAX_SESSIONS_AGO,
+        ),
     ] = None,
 ) -> SessionSummaryResult:
     with tool_errors():
