@@ -15,6 +15,7 @@ import socket
 import sys
 import tempfile
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import DEVNULL
 
@@ -23,6 +24,7 @@ from httpx2 import AsyncClient as HttpClient
 from httpx2 import TransportError
 
 from glyphoxa_mcp.access import is_loopback
+from glyphoxa_mcp.bench.load import log_counts
 from glyphoxa_mcp.bench.operations import BenchError
 from glyphoxa_mcp.errors import InvalidInputError
 
@@ -76,10 +78,17 @@ async def _wait_until_healthy(base: str, process: anyio.abc.Process, log: Path) 
                 await anyio.sleep(0.2)
 
 
+@dataclass
+class Served:
+    base: str
+    # Lines of the server's log by kind (`load.log_counts`), known once it has stopped.
+    log: dict[str, int] = field(default_factory=dict)
+
+
 @contextlib.asynccontextmanager
-async def serving(dsn: str, host: str) -> AsyncIterator[str]:
-    """`serve` over HTTP on a free port of the loopback address `host`, until the block ends;
-    its base URL. Its log is shown if it fails to start, and deleted after."""
+async def serving(dsn: str, host: str) -> AsyncIterator[Served]:
+    """`serve` over HTTP on a free port of the loopback address `host`, until the block ends.
+    Its log is shown if it fails to start, and counted when it stops."""
     if not is_loopback(host):
         raise InvalidInputError(f"--host {host}: the load bench serves on loopback only.")
     address = host.strip("[]")
@@ -94,10 +103,10 @@ async def serving(dsn: str, host: str) -> AsyncIterator[str]:
                 stderr=output,
                 env=serve_environment(dsn),
             )
+        served = Served(f"http://{_url_host(address)}:{port}")
         try:
-            base = f"http://{_url_host(address)}:{port}"
-            await _wait_until_healthy(base, process, log)
-            yield base
+            await _wait_until_healthy(served.base, process, log)
+            yield served
         finally:
             with anyio.CancelScope(shield=True):
                 if process.returncode is None:
@@ -108,3 +117,4 @@ async def serving(dsn: str, host: str) -> AsyncIterator[str]:
                     process.kill()
                     await process.wait()
                 await process.aclose()
+            served.log = log_counts(log.read_text(errors="replace"))

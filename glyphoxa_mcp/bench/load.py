@@ -9,6 +9,8 @@ the tier's deadline. It imports no MCP SDK, so that the command line can read it
 from __future__ import annotations
 
 import random
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +45,9 @@ ALL_TOOLS = "all tools"
 # Distinct error messages kept per tool, and their length.
 FIRST_ERRORS = 3
 MESSAGE_CHARS = 200
+# A log line of `serve`: ours are "LEVEL logger: message", uvicorn's "LEVEL:    message".
+LOG_LINE = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: ([\w.]+):|:) +(.*)$")
+LOG_KEY_WORDS = 5
 
 Outcome = Literal["ok", "error", "exception"]
 # ok: a result; error: a result with isError (the server refused or cancelled the call);
@@ -195,3 +200,18 @@ def load_rows(rows: Sequence[ToolLoad]) -> list[list[str]]:
         ]
         for row in rows
     ]
+
+
+def log_counts(text: str) -> dict[str, int]:
+    """How often each kind of line came up in a server's log, most frequent first: level,
+    logger and the first words of the message (enough to tell a tool or a cause apart, not
+    enough to split by object or id). Lines that start no record (tracebacks) are left out."""
+    counts: Counter[str] = Counter()
+    for line in text.splitlines():
+        match = LOG_LINE.match(line)
+        if match is None:
+            continue
+        level, logger, message = match.groups()
+        head = " ".join(message.split()[:LOG_KEY_WORDS])
+        counts[f"{level} {logger or 'uvicorn'}: {head}"] += 1
+    return dict(counts.most_common())

@@ -30,6 +30,9 @@ class LoadReport(BaseModel):
     # Sessions opened again after one broke, during the timed run.
     reconnects: int
     tools: list[ToolLoad]
+    # The server's log lines by kind (`load.log_counts`), warm-up included: calls cancelled
+    # at their deadline, and anything the server had to say about them.
+    server_log: dict[str, int]
     # The bench's yardstick rows (no code of ours), timed just before and just after.
     yardstick_before: list[Measurement]
     yardstick_after: list[Measurement]

@@ -242,6 +242,7 @@ class _Driven:
     records: list[CallRecord]
     elapsed_s: float
     reconnects: int
+    server_log: dict[str, int]
 
 
 async def _drive(
@@ -257,10 +258,12 @@ async def _drive(
         for npc_id in dict.fromkeys(viewers)
     }
     try:
-        async with serving(app.db.location.dsn, settings.host) as base:
-            say(f"serving at {base}; {settings.clients} clients opening their sessions")
+        async with serving(app.db.location.dsn, settings.host) as served:
+            say(f"serving at {served.base}; {settings.clients} clients opening their sessions")
             swarm = Swarm(
-                base, {npc_id: token.token for npc_id, (_, token) in made.items()}, len(viewers)
+                served.base,
+                {npc_id: token.token for npc_id, (_, token) in made.items()},
+                len(viewers),
             )
             workloads = [build_workload(dataset, npc, seed=n) for n, npc in enumerate(viewers)]
             async with anyio.create_task_group() as clients:
@@ -275,7 +278,7 @@ async def _drive(
     finally:
         for grant, _ in made.values():
             await tokens.revoke(grant.id)
-    return _Driven(swarm.records, elapsed_s, swarm.reconnects)
+    return _Driven(swarm.records, elapsed_s, swarm.reconnects, served.log)
 
 
 async def run_load(settings: LoadSettings, say: Say) -> LoadReport:
@@ -334,6 +337,7 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
         tier=TIER.value,
         deadline_ms=deadline_ms,
         reconnects=driven.reconnects,
+        server_log=driven.server_log,
         tools=tool_loads(driven.records, driven.elapsed_s, deadline_ms),
         yardstick_before=before,
         yardstick_after=after,

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from glyphoxa_mcp.bench.runner import BenchSettings
 
 COUNTS = ("sessions", "entries", "entities", "relationships", "facts")
+# Kinds of server log lines printed after a load run (the JSON has them all).
+SERVER_LOG_SHOWN = 8
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -323,7 +325,7 @@ def load_settings_of(args: argparse.Namespace) -> LoadSettings:
 
 
 async def run_load_command(args: argparse.Namespace) -> int:
-    from glyphoxa_mcp.bench.load import LOAD_HEADERS, load_rows
+    from glyphoxa_mcp.bench.load import ALL_TOOLS, LOAD_HEADERS, load_rows
     from glyphoxa_mcp.bench.load_report import YARDSTICK_HEADERS, yardstick_rows
     from glyphoxa_mcp.bench.load_run import run_load
 
@@ -349,9 +351,17 @@ async def run_load_command(args: argparse.Namespace) -> int:
         f"{report.reconnects} sessions opened again. Latency in ms, as the clients saw it.\n"
     )
     print_table(LOAD_HEADERS, load_rows(report.tools))
-    for row in report.tools:
-        for message in row.first_errors:
-            print(f"\n{row.tool}: {message}")
+    first = [
+        (row.tool, m) for row in report.tools if row.tool != ALL_TOOLS for m in row.first_errors
+    ]
+    if first:
+        print("\nFirst errors of each tool:")
+        for tool, message in first:
+            print(f"  {tool}: {message}")
+    if report.server_log:
+        print("\nThe server's log (warm-up included), by kind:")
+        for kind, count in list(report.server_log.items())[:SERVER_LOG_SHOWN]:
+            print(f"  {count:>6} x {kind}")
     print()
     print_table(YARDSTICK_HEADERS, yardstick_rows(report))
     verdict = "meets" if report.meets else "MISSES"

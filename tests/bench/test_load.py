@@ -21,6 +21,7 @@ from glyphoxa_mcp.bench.load import (
     CallRecord,
     LoadSettings,
     load_rows,
+    log_counts,
     next_tool,
     tool_load,
     tool_loads,
@@ -182,3 +183,29 @@ def test_the_yardstick_table_pairs_each_row_before_with_the_same_row_after() -> 
         ["SELECT 1", "0.10 / 0.20 / 0.30", "0.20 / 0.40 / 0.60"],
         ["embedding", "0.50 / 1.00 / 1.50", "1.00 / 2.00 / 3.00"],
     ]
+
+
+def test_the_server_log_is_counted_by_level_logger_and_first_words() -> None:
+    log = "\n".join(
+        [
+            "WARNING glyphoxa_mcp.server.tier_gate: memory.search_sessions passed the STANDARD "
+            "deadline and was cancelled",
+            "ERROR asyncio: Resetting connection with an active transaction <Connection at 0x1>",
+            "Traceback (most recent call last):",
+            '  File "x.py", line 1, in <module>',
+            "ERROR asyncio: Resetting connection with an active transaction <Connection at 0x2>",
+            "WARNING glyphoxa_mcp.server.tier_gate: memory.search_sessions passed the STANDARD "
+            "deadline and was cancelled",
+            "ERROR:    Exception in ASGI application",
+            "WARNING glyphoxa_mcp.server.tier_gate: memory.search_sessions passed the STANDARD "
+            "deadline and was cancelled",
+        ]
+    )
+    assert log_counts(log) == {
+        "WARNING glyphoxa_mcp.server.tier_gate: memory.search_sessions passed the STANDARD "
+        "deadline": 3,
+        "ERROR asyncio: Resetting connection with an active": 2,
+        "ERROR uvicorn: Exception in ASGI application": 1,
+    }
+    assert list(log_counts(log).values()) == [3, 2, 1]  # most frequent first
+    assert log_counts("") == {}
