@@ -2,7 +2,7 @@
 
 2026-07-28 clients open a `subscriptions/listen` stream; they hear from the subscription
 bus. Handshake-era clients send `resources/subscribe`, which MCPServer does not handle by
-itself, so this module registers that handler and keeps each subscribed session.
+itself, so this module registers that handler and keeps each subscribed connection.
 Changes arrive from PostgreSQL (`db.change_feed`), so a transcript line written by another
 process reaches subscribers too.
 """
@@ -22,22 +22,41 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.db.change_feed import Change
+from glyphoxa_mcp.server.arguments import answered, subscribable
 from glyphoxa_mcp.server.resources import VOCABULARY_URI, hot_uri
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
 log = logging.getLogger(__name__)
 MAX_NPCS = 10_000
+# Subscriptions one handshake-era connection may hold at once (each is kept until the client
+# unsubscribes or goes away).
+MAX_PER_CONNECTION = 200
+
+
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The connection a request came on: what holds a subscription. The SDK makes a session
+    object per request (so two requests of one client have two), and shows low-level handlers
+    no connection of their own (MCPServer's tools see it as `ctx.connection`)."""
+    return getattr(ctx.session, "_connection", ctx.session)
 
 
 class HotSubscriptions:
     """One per process and campaign, shared by every tier's server."""
 
-    def __init__(self, memory: CampaignMemory, npc_id: str | None = None) -> None:
+    def __init__(
+        self,
+        memory: CampaignMemory,
+        npc_id: str | None = None,
+        max_per_connection: int = MAX_PER_CONNECTION,
+    ) -> None:
         self.memory = memory
         self.npc_id = npc_id
+        self.max_per_connection = max_per_connection
         self.bus = InMemorySubscriptionBus()
-        self._sessions: defaultdict[str, set[Any]] = defaultdict(set)
+        # uri -> {connection: a session of it to send with}, and connection -> uris.
+        self._sessions: defaultdict[str, dict[Any, Any]] = defaultdict(dict)
+        self._uris: defaultdict[Any, set[str]] = defaultdict(set)
 
     def attach(self, server: MCPServer) -> None:
         # MCPServer has no public hook for these; its low-level server's registry is public.
@@ -53,20 +72,45 @@ class HotSubscriptions:
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         uri = str(params.uri)
+        try:
+            subscribable(uri)  # only this server's own resources
+        except MCPError as exc:
+            raise answered(exc, ctx.protocol_version, uri) from None
         own = hot_uri(self.npc_id) if self.npc_id is not None else None
         if own is not None and uri.startswith("glyphoxa://npc/") and uri.split("?")[0] != own:
             # The same answer whether or not that NPC exists, so nothing hidden is confirmed.
             raise MCPError(
-                INVALID_PARAMS, f"This server speaks for {self.npc_id!r}; subscribe to {own}."
+                INVALID_PARAMS,
+                f"uri refused: this server speaks for {self.npc_id!r}; subscribe to {own}.",
             )
-        self._sessions[uri].add(ctx.session)
+        connection = connection_of(ctx)
+        held = self._uris.get(connection, set())
+        if uri not in held and len(held) >= self.max_per_connection:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"uri refused: this connection already holds {len(held)} subscriptions, the "
+                "most it may; unsubscribe from one first.",
+            )
+        self._sessions[uri].setdefault(connection, ctx.session)
+        self._uris[connection].add(uri)
         return types.EmptyResult()
 
     async def _unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        self._sessions[str(params.uri)].discard(ctx.session)
+        self._forget(str(params.uri), connection_of(ctx))
         return types.EmptyResult()
+
+    def _forget(self, uri: str, connection: Any) -> None:
+        sessions, uris = self._sessions.get(uri), self._uris.get(connection)
+        if sessions is not None:
+            sessions.pop(connection, None)
+            if not sessions:
+                del self._sessions[uri]
+        if uris is not None:
+            uris.discard(uri)
+            if not uris:
+                del self._uris[connection]
 
     async def on_change(self, change: Change) -> None:
         if change.campaign != self.memory.campaign_id:
@@ -76,11 +120,11 @@ class HotSubscriptions:
 
     async def resource_updated(self, uri: str) -> None:
         await self.bus.publish(ResourceUpdated(uri=uri))
-        for session in list(self._sessions.get(uri, ())):
+        for connection, session in list(self._sessions.get(uri, {}).items()):
             try:
                 await session.send_resource_updated(uri)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                self._sessions[uri].discard(session)  # the client has gone
+                self._forget(uri, connection)  # the client has gone
 
     async def _affected(self, change: Change) -> list[str]:
         """Every NPC's hot context: the talk and the graph feed all of them (subscribe to the
