@@ -95,6 +95,26 @@ def log_level_from_env() -> str:
     return level
 
 
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, with an error raised inside a task group unwrapped when it is the only
+    one, so it is reported by its own message."""
+    try:
+        code: int = anyio.run(args.run, args)
+        return code
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from group
+        raise
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -105,8 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         with terminate_like_interrupt():
-            code: int = anyio.run(args.run, args)
-        return code
+            return _run(args)
     except (ConfigurationError, InvalidInputError, NotFoundError) as exc:
         print(f"glyphoxa-mcp: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
