@@ -18,7 +18,7 @@ from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recall.prefetch_triggers import temporal_reference
 from glyphoxa_mcp.recall.sentences import seen_from
 from glyphoxa_mcp.views.hot_context import HotLayer
-from glyphoxa_mcp.views.limits import MAX_UTTERANCE
+from glyphoxa_mcp.views.limits import MAX_UTTERANCE as MAX_UTTERANCE  # re-exported
 from glyphoxa_mcp.views.results import EntityRef, SessionHit
 from glyphoxa_mcp.views.session_search import SessionSearch
 
