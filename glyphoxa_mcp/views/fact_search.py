@@ -14,7 +14,13 @@ from glyphoxa_mcp.storage.fact_queries import FactFilters
 from glyphoxa_mcp.storage.models import Entity, Fact, FactMatch, Relationship
 from glyphoxa_mcp.views.arguments import present, search_query
 from glyphoxa_mcp.views.limits import Clamped
-from glyphoxa_mcp.views.results import CountLimit, EntityRef, FactHit, SearchFactsResult
+from glyphoxa_mcp.views.results import (
+    WORDS_ONLY_NOTE,
+    CountLimit,
+    EntityRef,
+    FactHit,
+    SearchFactsResult,
+)
 from glyphoxa_mcp.views.scope import Scope
 from glyphoxa_mcp.views.session_summary import known_session
 
@@ -74,10 +80,10 @@ async def search_facts(
         story_after=lower.story_day if lower else None,
         story_before=upper.story_day if upper else None,
     )
-    hits = await FactSearch(view, scope, filters, lower, upper, withheld).run(
-        text, subject, top_k.used
-    )
-    return result.model_copy(update={"results": hits, "note": None if hits else "Nothing matched."})
+    search = FactSearch(view, scope, filters, lower, upper, withheld)
+    hits = await search.run(text, subject, top_k.used)
+    note = WORDS_ONLY_NOTE if search.words_only else None if hits else "Nothing matched."
+    return result.model_copy(update={"results": hits, "note": note})
 
 
 class FactSearch:
@@ -96,6 +102,7 @@ class FactSearch:
         self.known = scope.by_id
         self.filters = filters
         self.lower, self.upper = lower, upper
+        self.words_only = False
 
     async def run(self, query: str, subject: Entity | None, wanted: int) -> list[FactHit]:
         facts = self.view.memory.facts
@@ -103,7 +110,10 @@ class FactSearch:
         npc = self.view.npc_id
 
         async def nearest() -> list[FactMatch]:
-            vector = await self.view.embed_query(query)
+            vector = await self.view.embed_query_if_able(query)
+            if vector is None:
+                self.words_only = True
+                return []
             return await facts.by_vector(vector, self.filters, k=pool, npc_id=npc)
 
         by_words, by_meaning, relationships = await concurrently(

@@ -55,6 +55,12 @@ class HotContext(BaseModel):
     active_quests: list[EntityRef]
     budgets: HotBudgets
     prompt: str
+    degraded: bool = Field(
+        default=False,
+        description="True while memory is unavailable: this is the last context built, "
+        "as it stood `age_s` seconds ago.",
+    )
+    age_s: float | None = Field(default=None, description="How old a degraded context is.")
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,9 @@ class SessionHit(BaseModel):
     )
 
 
+WORDS_ONLY_NOTE = "Ranked by words alone: the embedding model failed or was too slow."
+
+
 class SearchSessionsResult(BaseModel):
     results: list[SessionHit]
     top_k: CountLimit

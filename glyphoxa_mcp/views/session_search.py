@@ -11,10 +11,22 @@ from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.query_dates import named_period
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
-from glyphoxa_mcp.storage.models import Chunk, ChunkTextMatch, Entry, EntryMatch, SearchFilters
+from glyphoxa_mcp.storage.models import (
+    Chunk,
+    ChunkMatch,
+    ChunkTextMatch,
+    Entry,
+    EntryMatch,
+    SearchFilters,
+)
 from glyphoxa_mcp.views.arguments import an_id, present, search_query
 from glyphoxa_mcp.views.limits import Clamped
-from glyphoxa_mcp.views.results import CountLimit, SearchSessionsResult, SessionHit
+from glyphoxa_mcp.views.results import (
+    WORDS_ONLY_NOTE,
+    CountLimit,
+    SearchSessionsResult,
+    SessionHit,
+)
 from glyphoxa_mcp.views.scope import Scope
 from glyphoxa_mcp.views.session_summary import known_session
 
@@ -54,8 +66,10 @@ async def search_sessions(
     if filters is None:
         who = speaker if speaker and speaker.strip() else npc_id
         return empty.model_copy(update={"note": f"No speaker named {who!r}."})
-    hits = await SessionSearch(view, filters, scope, graph_expansion).run(text, top_k.used)
-    return empty.model_copy(update={"results": hits, "note": None if hits else "Nothing matched."})
+    search = SessionSearch(view, filters, scope, graph_expansion)
+    hits = await search.run(text, top_k.used)
+    note = WORDS_ONLY_NOTE if search.words_only else None if hits else "Nothing matched."
+    return empty.model_copy(update={"results": hits, "note": note})
 
 
 async def _filters(
@@ -135,10 +149,12 @@ class SessionSearch:
         self.filters = filters
         self.scope = scope
         self.graph_expansion = graph_expansion
+        self.words_only = False
 
     async def run(self, query: str, wanted: int) -> list[SessionHit]:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
-        embedding = await self.view.embed_query(query)
+        embedding = await self.view.embed_query_if_able(query)
+        self.words_only = embedding is None
         found = await self._meaning_and_words(query, embedding, self.filters, pool)
         said_then: Candidates | None = None
         period = named_period(query)
@@ -149,7 +165,7 @@ class SessionSearch:
             found.chunks.update(said_then.chunks)
             found.entries.update(said_then.entries)
         graph: list[Chunk] = []
-        if self.graph_expansion:
+        if self.graph_expansion and embedding is not None:
             graph = await self._through_the_graph(query, embedding, pool)
             found.chunks.update({c.id: c for c in graph})
         # A passage is given as its lines from the log, so overlapping ones can be trimmed.
@@ -212,11 +228,16 @@ class SessionSearch:
         return readable
 
     async def _meaning_and_words(
-        self, query: str, embedding: list[float], filters: SearchFilters, pool: int
+        self, query: str, embedding: list[float] | None, filters: SearchFilters, pool: int
     ) -> Candidates:
+        async def nearest() -> list[ChunkMatch]:
+            if embedding is None:
+                return []
+            return await self.memory.index.nearest(embedding, filters, k=pool)
+
         # Independent reads, side by side.
         by_meaning, chunk_words, entry_words = await concurrently(
-            lambda: self.memory.index.nearest(embedding, filters, k=pool),
+            nearest,
             lambda: self.memory.index.search_text(query, filters, k=pool),
             lambda: self.memory.log.search(query, filters, limit=pool),
         )

@@ -9,10 +9,16 @@ in its memory's versioned caches, keyed by viewer, and shared by every View of t
 
 from __future__ import annotations
 
+import logging
+import math
+
+import anyio
+
 from glyphoxa_mcp.correction.english import load_word_frequencies
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.errors import ConfigurationError
 from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.providers.openai_errors import ProviderError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.recall.speech_terms import speech_terms
@@ -21,6 +27,7 @@ from glyphoxa_mcp.storage.models import NO_FILTERS, Provenance, SearchFilters
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views import entity_query, fact_search, session_search, session_summary
 from glyphoxa_mcp.views.hot_context import HotContext, HotLayer
+from glyphoxa_mcp.views.last_good import LastGood
 from glyphoxa_mcp.views.limits import Clamped
 from glyphoxa_mcp.views.prefetch import PrefetchContext, prefetch_context
 from glyphoxa_mcp.views.results import (
@@ -31,6 +38,10 @@ from glyphoxa_mcp.views.results import (
     SessionSummaryResult,
 )
 from glyphoxa_mcp.views.scope import Scope, scope_of
+
+log = logging.getLogger(__name__)
+# Of the time a call has left, what a query's embedding may take before words alone rank.
+EMBED_SHARE_OF_TIME_LEFT = 0.5
 
 
 class View:
@@ -47,6 +58,7 @@ class View:
         self.npc_id = npc_id
         self.embedder = embedder
         self.rumours = rumours or RumourRule()
+        self._last_hot: LastGood[HotContext] = LastGood()
 
     @classmethod
     async def open(
@@ -96,6 +108,21 @@ class View:
         if self.embedder is None:
             raise ConfigurationError("This server has no embedder configured.")
         return (await self.embedder.embed([query]))[0]
+
+    async def embed_query_if_able(self, query: str) -> list[float] | None:
+        """The query's vector, or None when the embedder fails or would take more than half
+        the time left before the call's deadline: a search then ranks by words alone rather
+        than fail or run out of time (a remote embedder down, or slow under load)."""
+        deadline = anyio.current_effective_deadline()
+        limit = (deadline - anyio.current_time()) * EMBED_SHARE_OF_TIME_LEFT
+        with anyio.move_on_after(limit if math.isfinite(limit) else None):
+            try:
+                return await self.embed_query(query)
+            except (ProviderError, ConfigurationError) as exc:  # down, refused, or none set
+                log.warning("searching by words alone: %s", exc)
+                return None
+        log.warning("searching by words alone: the embedder took longer than %.2f s", limit)
+        return None
 
     def provenance(self, provenance: Provenance) -> ProvenanceView:
         return ProvenanceView(
@@ -166,7 +193,24 @@ class View:
     async def hot_context(
         self, npc_id: str, session_id: str | None = None, budgets: HotBudgets | None = None
     ) -> HotContext:
-        return await HotLayer(self, budgets or HotBudgets()).build(npc_id, session_id)
+        budgets = budgets or HotBudgets()
+        context = await HotLayer(self, budgets).build(npc_id, session_id)
+        self._last_hot.keep((npc_id, session_id, budgets.model_dump_json()), context)
+        return context
+
+    def last_hot_context(
+        self, npc_id: str, session_id: str | None = None, budgets: HotBudgets | None = None
+    ) -> HotContext | None:
+        """The hot context this view last built for these arguments, marked degraded with its
+        age: what an NPC keeps of itself while memory is unavailable. It is what the NPC
+        could know when it was built."""
+        found = self._last_hot.get(
+            (npc_id, session_id, (budgets or HotBudgets()).model_dump_json())
+        )
+        if found is None:
+            return None
+        context, age_s = found
+        return context.model_copy(update={"degraded": True, "age_s": round(age_s, 1)})
 
     async def prefetch(self, npc_id: str, utterance: str) -> PrefetchContext:
         return await prefetch_context(self, npc_id, utterance)
