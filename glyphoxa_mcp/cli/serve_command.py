@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import sys
 from typing import Literal
 
+from anyio import create_task_group
 from pydantic import BaseModel, ConfigDict, Field
 
 from glyphoxa_mcp.access import Viewer, is_loopback
@@ -49,6 +51,7 @@ class ServeSettings(BaseModel):
     auth: Literal["token", "none"] = "token"
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    metrics_token: str | None = Field(default=None, min_length=16, max_length=200)
     fast_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.FAST], gt=0)
     standard_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.STANDARD], gt=0)
     deep_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.DEEP], gt=0)
@@ -74,8 +77,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Serve the memory tools over stdio (default: one campaign, one viewer), or "
         "over HTTP (streamable HTTP and SSE): every campaign's NPCs and DM at "
         "/c/{campaign}/npc/{npc_id}/{tier}/mcp and /c/{campaign}/dm/{tier}/mcp (or /sse), "
-        "each request with a bearer token (`glyphoxa-mcp token create`), plus /healthz. With "
-        "--campaign, HTTP serves that campaign's one viewer, also at /{tier}/mcp and /mcp.",
+        "each request with a bearer token (`glyphoxa-mcp token create`), plus /healthz and "
+        "/metrics (Prometheus; with token auth, scrapers send the bearer token set in "
+        "GLYPHOXA_METRICS_TOKEN, 16 characters or more). With --campaign, HTTP serves that "
+        "campaign's one viewer, also at /{tier}/mcp and /mcp.",
     )
     env_option(
         serve, "--transport", env="GLYPHOXA_TRANSPORT", help="stdio, sse or http", default="stdio"
@@ -147,6 +152,7 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
             "auth": args.auth,
             "allowed_hosts": _listed(args.allowed_host, "GLYPHOXA_ALLOWED_HOSTS"),
             "allowed_origins": _listed(args.allowed_origin, "GLYPHOXA_ALLOWED_ORIGINS"),
+            "metrics_token": os.environ.get("GLYPHOXA_METRICS_TOKEN") or None,
             **{
                 f"{t.value.lower()}_deadline_ms": getattr(args, f"{t.value.lower()}_deadline_ms")
                 for t in Tier
@@ -166,12 +172,18 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
 
 async def run_serve(args: argparse.Namespace) -> int:
     settings = serve_settings(args)
-    async with open_app(app_settings(args)) as app:
-        await app.warm_up()
-        if settings.transport == "stdio":
+    if settings.transport == "stdio":
+        async with open_app(app_settings(args)) as app:
+            await app.warm_up()
             await _serve_stdio(app, settings)
-        else:
-            await _serve_http(app, settings, args.log_level)
+        return 0
+    from glyphoxa_mcp.server.hosting import listening_socket
+
+    # Before the database and the embedder start: a port in use is known in a moment.
+    with listening_socket(settings.host, settings.port) as sock:
+        async with open_app(app_settings(args)) as app:
+            await app.warm_up()
+            await _serve_http(app, settings, sock, args.log_level)
     return 0
 
 
@@ -188,6 +200,7 @@ async def _serve_stdio(app: App, settings: ServeSettings) -> None:
     # The MCP SDK takes about a second to import; only serving needs it, so the DM's
     # commands don't pay for it.
     from glyphoxa_mcp.server.app import build_server
+    from glyphoxa_mcp.server.in_flight import GracefulStop, InFlight
     from glyphoxa_mcp.server.state import ServerState
     from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 
@@ -196,23 +209,43 @@ async def _serve_stdio(app: App, settings: ServeSettings) -> None:
     await view.warm_up()
     state = ServerState(view, tier_policy(settings.tier, settings.deadline_ms(settings.tier)))
     subscriptions = HotSubscriptions(view.memory, viewer.npc_id)
-    server = build_server(state, settings.tool_names, subscriptions=subscriptions)
+    in_flight = InFlight()
+    server = build_server(
+        state, settings.tool_names, subscriptions=subscriptions, in_flight=in_flight
+    )
     log.info("serving %s over stdio", viewer.describe())
-    async with listening(app.db.location.dsn, subscriptions.on_change):
-        with interruptible_stdin() as end_input, stopping_on_signal(end_input):
-            await server.run_stdio_async()
+    async with (
+        app.db.guard.running(),
+        listening(
+            app.db.location.dsn, subscriptions.on_change, on_resync=subscriptions.resync
+        ) as feed,
+    ):
+        forget = app.db.guard.on_recovered(feed.nudge)
+        try:
+            with interruptible_stdin() as end_input:
+                stop = GracefulStop(end_input, in_flight)
+                with stopping_on_signal(stop.request):
+                    async with create_task_group() as tasks:
+                        tasks.start_soon(stop.when_requested)
+                        await server.run_stdio_async()
+                        tasks.cancel_scope.cancel()
+        finally:
+            forget()
 
 
-async def _serve_http(app: App, settings: ServeSettings, log_level: str) -> None:
+async def _serve_http(
+    app: App, settings: ServeSettings, sock: socket.socket, log_level: str
+) -> None:
     from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
     from glyphoxa_mcp.server.hosting import build_http_app, serve_http
     from glyphoxa_mcp.server.http_guard import HostRules
+    from glyphoxa_mcp.server.metrics import Metrics
     from glyphoxa_mcp.server.token_gate import TokenGate
 
     single = await _single_viewer(app, settings) if settings.campaign is not None else None
     registry = EndpointRegistry(
         app,
-        EndpointSettings(settings.policies(), settings.tool_names),
+        EndpointSettings(settings.policies(), settings.tool_names, metrics=Metrics()),
         only=single,
     )
     http_app = build_http_app(
@@ -222,6 +255,7 @@ async def _serve_http(app: App, settings: ServeSettings, log_level: str) -> None
         HostRules(settings.allowed_hosts, settings.allowed_origins),
         single=single,
         default_tier=settings.tier,
+        metrics_token=settings.metrics_token,
     )
     base = f"http://{_url_host(settings.host)}:{settings.port}"
     if single is None:
@@ -236,8 +270,12 @@ async def _serve_http(app: App, settings: ServeSettings, log_level: str) -> None
         if settings.auth == "token"
         else "no auth (loopback only)"
     )
-    print(f"glyphoxa-mcp: serving {where}; {auth}; health at {base}/healthz", file=sys.stderr)
-    await serve_http(http_app, settings.host, settings.port, log_level)
+    print(
+        f"glyphoxa-mcp: serving {where}; {auth}; health at {base}/healthz, metrics at "
+        f"{base}/metrics",
+        file=sys.stderr,
+    )
+    await serve_http(http_app, sock, log_level)
 
 
 def _url_host(host: str) -> str:

@@ -32,7 +32,7 @@ T = TypeVar("T")
 PROBE_TIMEOUT_S = 1.0
 # While up, a probe this often, so an outage is seen (and logged) with no traffic.
 HEARTBEAT_S = 2.0
-# A call starts a probe unless one started this recently.
+# A health check reuses a probe that started this recently.
 FRESH_PROBE_S = 0.1
 # While down, a call first looks whether the database is back, for at most this long.
 RECHECK_LIMIT_S = 0.5
@@ -135,7 +135,9 @@ class MemoryGuard:
         stale while the database is fine."""
         if not self.available and not await self._back(min(deadline_s / 2, RECHECK_LIMIT_S)):
             raise MemoryUnavailableError()
-        probe = self._fresh_probe(max_age_s=FRESH_PROBE_S)
+        # A probe of this call's own (or one still waiting, started just before): one that
+        # answered before the call began says nothing about a database that froze since.
+        probe = self._fresh_probe(max_age_s=0.0)
         with anyio.move_on_after(deadline_s):
             for attempt in range(2):
                 try:

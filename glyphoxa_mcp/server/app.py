@@ -13,6 +13,8 @@ from glyphoxa_mcp.server.arguments import ArgumentGate
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.compact_text import compact_tool_text
 from glyphoxa_mcp.server.completions import register_completions
+from glyphoxa_mcp.server.in_flight import InFlight
+from glyphoxa_mcp.server.metrics import Metrics
 from glyphoxa_mcp.server.resources import register_resources
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
@@ -34,9 +36,12 @@ def build_server(
     budgets: HotBudgets | None = None,
     subscriptions: HotSubscriptions | None = None,
     client_logging: ClientLogging | None = None,
+    metrics: Metrics | None = None,
+    in_flight: InFlight | None = None,
 ) -> MCPServer:
-    """A server over `state`; the host owns the database pool and keeps it open, and feeds
-    database changes to `subscriptions` (shared by all servers of the process)."""
+    """A server over `state`; the host owns the database pool and keeps it open (and its
+    guard watching), and feeds database changes to `subscriptions` (shared by all servers of
+    the process)."""
     subscriptions = subscriptions or HotSubscriptions(state.view.memory, state.view.npc_id)
     client_logging = client_logging or ClientLogging()
 
@@ -51,7 +56,15 @@ def build_server(
         version=__version__,
         lifespan=lifespan,
         middleware=[
-            TierGate(state.policy, style, client_logging),
+            *([in_flight] if in_flight is not None else []),
+            TierGate(
+                state.policy,
+                style,
+                client_logging,
+                guard=state.view.memory.db.guard,
+                metrics=metrics,
+                campaign=state.view.memory.campaign_id,
+            ),
             ArgumentGate(TOOL_ARGUMENTS),
             compact_tool_text,
         ],
@@ -60,6 +73,6 @@ def build_server(
     subscriptions.attach(server)
     client_logging.attach(server)
     register_tools(server)
-    register_resources(server, state.view, budgets or HotBudgets())
+    register_resources(server, state.view, budgets or HotBudgets(), state.policy.deadline_ms)
     register_completions(server, state.view)
     return server

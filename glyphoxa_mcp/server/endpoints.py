@@ -26,6 +26,7 @@ from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recording.recorder import Recorder
 from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.metrics import Metrics
 from glyphoxa_mcp.server.recorder import build_recorder_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
@@ -59,6 +60,7 @@ class EndpointSettings:
     policies: dict[Tier, TierPolicy]
     style: NameStyle = NameStyle.DOTTED
     budgets: HotBudgets | None = None
+    metrics: Metrics | None = None
 
 
 class EndpointRegistry:
@@ -85,6 +87,10 @@ class EndpointRegistry:
         self._tasks = tasks
         self._recorder = Recorder(self.app, tasks)
 
+    def made(self, viewer: Viewer) -> ViewerEndpoints | None:
+        """The viewer's endpoints if they are made already (no database needed)."""
+        return self._endpoints.get(viewer)
+
     async def get(self, viewer: Viewer) -> ViewerEndpoints:
         """The viewer's endpoints; NotFoundError when this server does not serve it."""
         made = self._endpoints.get(viewer)
@@ -101,6 +107,18 @@ class EndpointRegistry:
         for endpoints in list(self._endpoints.values()):
             if endpoints.viewer.campaign == change.campaign and endpoints.subscriptions:
                 await endpoints.subscriptions.on_change(change)
+
+    def subscriptions_held(self) -> int:
+        return sum(
+            endpoints.subscriptions.held
+            for endpoints in list(self._endpoints.values())
+            if endpoints.subscriptions is not None
+        )
+
+    async def on_resync(self) -> None:
+        for endpoints in list(self._endpoints.values()):
+            if endpoints.subscriptions is not None:
+                await endpoints.subscriptions.resync()
 
     async def _make(self, viewer: Viewer) -> ViewerEndpoints:
         if viewer.kind is ViewerKind.RECORDER:
@@ -124,7 +142,11 @@ class EndpointRegistry:
         apps: dict[Tier | None, ASGIApp] = {}
         for tier, state in states.items():
             server = build_server(
-                state, self.settings.style, self.settings.budgets, subscriptions=subscriptions
+                state,
+                self.settings.style,
+                self.settings.budgets,
+                subscriptions=subscriptions,
+                metrics=self.settings.metrics,
             )
             apps[tier] = _http_app(server)
             await self._run_sessions(server)

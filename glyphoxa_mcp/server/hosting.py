@@ -5,6 +5,7 @@
     /c/{campaign}/dm/{tier}/mcp and /sse    the DM's view
     /c/{campaign}/record/mcp and /sse       the recorder's tools (a recorder token)
     /healthz                                 whether the database answers, within a second
+    /metrics                                 Prometheus metrics (with auth on, a metrics token)
 
 Serving one viewer (`serve --campaign C [--npc ID]`) also keeps the paths of a server made
 for one viewer: /{tier}/mcp, /{tier}/sse, and /mcp and /sse for the chosen tier.
@@ -15,7 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
+import hmac
 import logging
+import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -24,22 +28,28 @@ import uvicorn
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from glyphoxa_mcp.access import Viewer
+from glyphoxa_mcp.access import Viewer, bearer
 from glyphoxa_mcp.db.change_feed import listening
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.errors import GlyphoxaError, NotFoundError
+from glyphoxa_mcp.errors import (
+    ConfigurationError,
+    DatabaseUnavailableError,
+    GlyphoxaError,
+    NotFoundError,
+)
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, is_endpoint_path
 from glyphoxa_mcp.server.http_guard import HostGuard, HostRules
+from glyphoxa_mcp.server.in_flight import SHUTDOWN_GRACE_S
+from glyphoxa_mcp.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.server.token_gate import Refused, TokenGate
 
 log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 0.8
-SHUTDOWN_GRACE_S = 5
 TIERS_BY_PATH = {tier.value.lower(): tier for tier in Tier}
 
 ViewerOf = Callable[[dict[str, Any]], tuple[Viewer, Tier | None]]
@@ -102,12 +112,19 @@ class ViewerDoor:
         authorization = headers.get(b"authorization", b"").decode("latin-1") or None
         try:
             grant = await self.gate.admit(authorization, viewer, tier)
-            endpoints = await self.registry.get(viewer)
+            endpoints = self.registry.made(viewer)
+            if endpoints is None:
+                # Making a viewer's endpoints may take seconds (its scope), but not forever.
+                guard = self.registry.app.db.guard
+                endpoints = await guard.unless_down(lambda: self.registry.get(viewer))
         except Refused as refusal:
             await _refuse(scope, receive, send, refusal.status, refusal.message)
             return
         except NotFoundError:
             await _refuse(scope, receive, send, 404, f"Not found: {viewer.describe()}.")
+            return
+        except DatabaseUnavailableError:  # the guard logs the outage, once
+            await _refuse(scope, receive, send, 503, "Memory unavailable; try again shortly.")
             return
         except GlyphoxaError:
             log.warning("could not admit a request for %s", viewer.describe(), exc_info=True)
@@ -125,17 +142,14 @@ def build_http_app(
     *,
     single: Viewer | None = None,
     default_tier: Tier = Tier.STANDARD,
+    metrics_token: str | None = None,
 ) -> ASGIApp:
     """The whole HTTP server. With `single`, only that viewer is served (also at the paths of
-    a one-viewer server); otherwise every viewer of every campaign."""
+    a one-viewer server); otherwise every viewer of every campaign. /metrics (when the
+    registry keeps metrics) needs `metrics_token` as a bearer token when auth is on."""
 
     async def healthz(_request: Request) -> JSONResponse:
-        healthy = False
-        with anyio.move_on_after(HEALTH_TIMEOUT_S):
-            try:
-                healthy = await db.pool.fetchval("SELECT 1") == 1
-            except Exception:  # whatever the driver says, the answer is "unavailable"
-                healthy = False
+        healthy = await db.guard.confirm(HEALTH_TIMEOUT_S)
         body: dict[str, Any] = {
             "status": "ok" if healthy else "unavailable",
             "database": "ok" if healthy else "unavailable",
@@ -144,11 +158,31 @@ def build_http_app(
         }
         return JSONResponse(body, status_code=200 if healthy else 503)
 
+    async def metrics_page(request: Request) -> Response:
+        metrics = registry.settings.metrics
+        if metrics is None:
+            return JSONResponse({"error": "Not found."}, status_code=404)
+        if gate.required:
+            given = bearer(request.headers.get("authorization"))
+            if metrics_token is None:
+                return JSONResponse(
+                    {"error": "Metrics need a token: set GLYPHOXA_METRICS_TOKEN for serve."},
+                    status_code=403,
+                )
+            if given is None or not hmac.compare_digest(given, metrics_token):
+                return JSONResponse(
+                    {"error": "This page needs 'Authorization: Bearer <metrics token>'."},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="glyphoxa-metrics"'},
+                )
+        return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
+
     def door(viewer_of: ViewerOf) -> ViewerDoor:
         return ViewerDoor(registry, gate, viewer_of)
 
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/metrics", metrics_page, methods=["GET"]),
         Mount("/c/{campaign}/npc/{npc_id}/{tier}", app=door(npc_path_viewer)),
         Mount("/c/{campaign}/dm/{tier}", app=door(dm_path_viewer)),
         Mount("/c/{campaign}/record", app=door(recorder_path_viewer)),
@@ -158,12 +192,21 @@ def build_http_app(
             routes.append(Mount(f"/{segment}", app=door(fixed_viewer(single, tier))))
         routes.append(Mount("", app=door(fixed_viewer(single, default_tier))))
 
+    if registry.settings.metrics is not None:
+        registry.settings.metrics.watch(db, registry.subscriptions_held)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        async with anyio.create_task_group() as tasks:
+        async with anyio.create_task_group() as tasks, db.guard.running():
             registry.run_in(tasks)
-            async with listening(db.location.dsn, registry.on_change):
-                yield
+            async with listening(
+                db.location.dsn, registry.on_change, on_resync=registry.on_resync
+            ) as feed:
+                forget = db.guard.on_recovered(feed.nudge)
+                try:
+                    yield
+                finally:
+                    forget()
             tasks.cancel_scope.cancel()
 
     return HostGuard(Starlette(routes=routes, lifespan=lifespan), rules)
@@ -177,7 +220,30 @@ def log_config() -> dict[str, Any]:
     return config
 
 
-async def serve_http(app: ASGIApp, host: str, port: int, log_level: str) -> None:
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound here so a port in use is one clear error, not a traceback
+    from inside the server's start-up."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP named, not left 0: asyncio sets TCP_NODELAY on accepted connections only
+    # then, and without it every small reply on a kept-alive connection waits ~40 ms.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        reason = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+        raise ConfigurationError(
+            f"Cannot listen on {host}:{port}: {reason}. Choose another with --port, or stop "
+            "the process using it."
+        ) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve_http(app: ASGIApp, sock: socket.socket, log_level: str) -> None:
+    """Serve `app` on `sock` (from `listening_socket`) until SIGINT or SIGTERM."""
+    host, port = sock.getsockname()[:2]
     config = uvicorn.Config(
         app,
         host=host,
@@ -189,4 +255,5 @@ async def serve_http(app: ASGIApp, host: str, port: int, log_level: str) -> None
         # 4 s by default); then they are cancelled and the server stops.
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
-    await uvicorn.Server(config).serve()
+    with sock:
+        await uvicorn.Server(config).serve(sockets=[sock])

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+import math
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
 from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
@@ -13,7 +15,13 @@ from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError, NotFoundError
+from glyphoxa_mcp.db.guard import UNAVAILABLE, DeadlineExceeded
+from glyphoxa_mcp.errors import (
+    DatabaseUnavailableError,
+    GlyphoxaError,
+    InvalidInputError,
+    NotFoundError,
+)
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
@@ -29,6 +37,7 @@ RESOURCE_NOT_FOUND = -32002
 # The parameters are ids and free text, never paths: the SDK's path checks would refuse an
 # utterance such as "/me waves" or "I: think". server/arguments.py checks them instead.
 NOT_PATHS = ResourceSecurity(exempt_params=frozenset({"npc_id", "session", "utterance"}))
+T = TypeVar("T")
 
 
 def hot_uri(npc_id: str, session: str | None = None) -> str:
@@ -40,6 +49,12 @@ def hot_uri(npc_id: str, session: str | None = None) -> str:
 def resource_errors() -> Iterator[None]:
     try:
         yield
+    except DeadlineExceeded as exc:
+        raise ResourceError(
+            "The read took longer than this tier's deadline and was cancelled; try again."
+        ) from exc
+    except DatabaseUnavailableError as exc:
+        raise ResourceError(UNAVAILABLE) from exc
     except NotFoundError as exc:
         raise MCPError(RESOURCE_NOT_FOUND, str(exc)) from exc
     except InvalidInputError as exc:
@@ -48,7 +63,18 @@ def resource_errors() -> Iterator[None]:
         raise ResourceError(str(exc)) from exc
 
 
-def register_resources(server: MCPServer, view: View, budgets: HotBudgets) -> None:
+def register_resources(
+    server: MCPServer, view: View, budgets: HotBudgets, deadline_ms: int | None = None
+) -> None:
+    """Each read answers within `deadline_ms` (unbounded: None); the hot context, when it
+    cannot be built in time or memory is unavailable, is the last one built, marked
+    degraded, so a voice NPC keeps its identity through an outage."""
+    guard = view.memory.db.guard
+    deadline_s = deadline_ms / 1000 if deadline_ms is not None else math.inf
+
+    async def bounded(call: Callable[[], Awaitable[T]]) -> T:
+        return await guard.within(deadline_s, call)
+
     @server.resource(
         HOT_URI_TEMPLATE,
         name="npc_hot_context",
@@ -64,7 +90,13 @@ def register_resources(server: MCPServer, view: View, budgets: HotBudgets) -> No
     )
     async def npc_hot_context(npc_id: str, session: str | None = None) -> str:
         with resource_errors():
-            context = await view.hot_context(npc_id, session or None, budgets)
+            try:
+                context = await bounded(lambda: view.hot_context(npc_id, session or None, budgets))
+            except (DatabaseUnavailableError, DeadlineExceeded):
+                last = view.last_hot_context(npc_id, session or None, budgets)
+                if last is None:
+                    raise
+                context = last
         return context.model_dump_json()
 
     @server.resource(
@@ -82,7 +114,7 @@ def register_resources(server: MCPServer, view: View, budgets: HotBudgets) -> No
     )
     async def npc_prefetch(npc_id: str, utterance: str = "") -> str:
         with resource_errors():
-            context = await view.prefetch(npc_id, utterance)
+            context = await bounded(lambda: view.prefetch(npc_id, utterance))
         return context.model_dump_json()
 
     @server.resource(
@@ -99,7 +131,7 @@ def register_resources(server: MCPServer, view: View, budgets: HotBudgets) -> No
     )
     async def campaign_vocabulary() -> str:
         with resource_errors():
-            terms = await view.speech_terms()
+            terms = await bounded(view.speech_terms)
         return json.dumps(
             {"campaign": view.memory.campaign_id, "scope": view.label, "terms": terms}
         )
@@ -113,8 +145,10 @@ def register_resources(server: MCPServer, view: View, budgets: HotBudgets) -> No
     )
     async def npcs() -> str:
         with resource_errors():
-            entities = await view.memory.graph.find_entities(
-                type=EntityType.NPC, npc_id=view.npc_id, limit=10_000
+            entities = await bounded(
+                lambda: view.memory.graph.find_entities(
+                    type=EntityType.NPC, npc_id=view.npc_id, limit=10_000
+                )
             )
         listed = [
             {"id": e.id, "name": e.name, "hot_context": hot_uri(e.id)}

@@ -11,7 +11,8 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from glyphoxa_mcp.errors import GlyphoxaError
+from glyphoxa_mcp.db.guard import UNAVAILABLE
+from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError
 from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.views.view import View
 
@@ -33,5 +34,9 @@ def tool_errors() -> Iterator[None]:
     """Our errors become tool errors: the model reads the message; no traceback is logged."""
     try:
         yield
+    except DatabaseUnavailableError as exc:
+        # One message for every way the database can be out of reach, so the tier gate
+        # knows the call failed for that (see TierGate) and no driver text reaches the model.
+        raise ToolError(UNAVAILABLE) from exc
     except GlyphoxaError as exc:
         raise ToolError(str(exc)) from exc

@@ -58,6 +58,11 @@ class HotSubscriptions:
         self._sessions: defaultdict[str, dict[Any, Any]] = defaultdict(dict)
         self._uris: defaultdict[Any, set[str]] = defaultdict(set)
 
+    @property
+    def held(self) -> int:
+        """Subscriptions held by handshake-era clients now."""
+        return sum(len(sessions) for sessions in self._sessions.values())
+
     def attach(self, server: MCPServer) -> None:
         # MCPServer has no public hook for these; its low-level server's registry is public.
         lowlevel = server._lowlevel_server
@@ -117,6 +122,11 @@ class HotSubscriptions:
             return
         for uri in await self._affected(change):
             await self.resource_updated(uri)
+
+    async def resync(self) -> None:
+        """After the change feed was deaf (an outage), tell every subscriber to read again:
+        what changed meanwhile was never announced."""
+        await self.on_change(Change(campaign=self.memory.campaign_id, kind="graph"))
 
     async def resource_updated(self, uri: str) -> None:
         await self.bus.publish(ResourceUpdated(uri=uri))

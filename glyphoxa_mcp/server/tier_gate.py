@@ -2,22 +2,27 @@
 
 - `tools/list` shows only the tier's tools, under the advertised spelling;
 - `tools/call` accepts either spelling, refuses a tool the tier hides with an error that says
-  so, and cancels a call that runs past the tier's deadline, answering with an error.
+  so, and answers within the tier's deadline: a call still running then is cancelled, and
+  the answer says whether memory is unavailable (the database stopped answering) or the
+  call itself was too slow;
+- every call and resource read is counted for /metrics when metrics are kept.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
+from glyphoxa_mcp.db.guard import UNAVAILABLE, DeadlineExceeded, MemoryGuard, MemoryUnavailableError
 from glyphoxa_mcp.server.client_logging import ClientLogging
+from glyphoxa_mcp.server.metrics import Metrics, Outcome
 from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.server.tool_names import NameStyle, advertised, canonical
 
@@ -28,13 +33,43 @@ def tool_error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
+def is_unavailable(result: HandlerResult) -> bool:
+    """Whether a tool's answer is the one every lost database connection gets."""
+    if not isinstance(result, CallToolResult) or not result.is_error:
+        return False
+    return any(isinstance(c, TextContent) and c.text == UNAVAILABLE for c in result.content)
+
+
+def _outcome(result: HandlerResult) -> Outcome:
+    is_error = isinstance(result, CallToolResult) and result.is_error
+    return Outcome.ERROR if is_error else Outcome.OK
+
+
+def resource_name(uri: str) -> str:
+    """A resource URI's kind (hot, prefetch, npcs, vocabulary), bounded for metric labels."""
+    path = uri.split("?", 1)[0].rstrip("/")
+    last = path.rsplit("/", 1)[-1]
+    return last if last in ("hot", "prefetch", "npcs", "vocabulary") else "other"
+
+
 class TierGate:
     def __init__(
-        self, policy: TierPolicy, style: NameStyle, client_logging: ClientLogging | None = None
+        self,
+        policy: TierPolicy,
+        style: NameStyle,
+        client_logging: ClientLogging | None = None,
+        *,
+        guard: MemoryGuard | None = None,
+        metrics: Metrics | None = None,
+        campaign: str = "",
     ) -> None:
         self.policy = policy
         self.style = style
         self.client_logging = client_logging or ClientLogging()
+        # Unwatched (a server without a host watching its database): deadlines only.
+        self.guard = guard or MemoryGuard(dsn="")
+        self.metrics = metrics
+        self.campaign = campaign
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -44,27 +79,58 @@ class TierGate:
         if ctx.method == "tools/call" and isinstance(ctx.params, dict):
             tool = canonical(str(ctx.params.get("name", "")))
             if tool is not None:
+                started = time.perf_counter()
                 if not self.policy.allows(tool):
+                    self._observe("tool", tool.value, started, Outcome.REFUSED)
                     return tool_error(self.policy.refusal(tool))
                 renamed = dataclasses.replace(ctx, params={**ctx.params, "name": tool.value})
-                return await self._within_deadline(tool.value, renamed, call_next)
+                result, outcome = await self._within_deadline(tool.value, renamed, call_next)
+                self._observe("tool", tool.value, started, outcome)
+                return result
+        if ctx.method == "resources/read" and isinstance(ctx.params, dict):
+            return await self._read(ctx, call_next)
         return await call_next(ctx)
+
+    async def _read(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        name = resource_name(str(ctx.params.get("uri", "") if ctx.params else ""))
+        started = time.perf_counter()
+        try:
+            result = await call_next(ctx)
+        except Exception:
+            self._observe("resource", name, started, Outcome.ERROR)
+            raise
+        self._observe("resource", name, started, Outcome.OK)
+        return result
+
+    def _observe(self, kind: str, name: str, started: float, outcome: Outcome) -> None:
+        if self.metrics is not None:
+            seconds = time.perf_counter() - started
+            tier = self.policy.tier.value
+            self.metrics.observe(kind, name, tier, self.campaign, seconds, outcome)
 
     async def _within_deadline(
         self, name: str, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        deadline_s = self.policy.deadline_ms / 1000
-        with anyio.move_on_after(deadline_s) as scope:
-            return await call_next(ctx)
-        log.warning("%s passed the %s deadline and was cancelled", name, self.policy.tier.value)
-        assert scope.cancelled_caught
-        message = (
-            f"{name} took longer than the {self.policy.tier.value} tier's deadline of "
-            f"{self.policy.deadline_ms} ms and was cancelled. Ask for fewer results, or use a "
-            "deeper tier."
-        )
+    ) -> tuple[HandlerResult, Outcome]:
+        try:
+            result = await self.guard.within(
+                self.policy.deadline_ms / 1000, lambda: call_next(ctx), lost=is_unavailable
+            )
+            return result, _outcome(result)
+        except MemoryUnavailableError:
+            message = f"{name}: {UNAVAILABLE}"
+            outcome = Outcome.UNAVAILABLE
+        except DeadlineExceeded:
+            log.warning("%s passed the %s deadline and was cancelled", name, self.policy.tier.value)
+            message = (
+                f"{name} took longer than the {self.policy.tier.value} tier's deadline of "
+                f"{self.policy.deadline_ms} ms and was cancelled. Ask for fewer results, or use "
+                "a deeper tier."
+            )
+            outcome = Outcome.DEADLINE
         await self.client_logging.send(ctx.session, "warning", message, ctx.request_id)
-        return tool_error(message)
+        return tool_error(message), outcome
 
     def _listed(self, result: HandlerResult) -> HandlerResult:
         def shown(name: str) -> str | None:

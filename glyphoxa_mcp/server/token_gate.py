@@ -15,12 +15,14 @@ from datetime import UTC, datetime, timedelta
 import anyio
 
 from glyphoxa_mcp.access import Grant, Viewer, bearer, secret_matches, split_token
-from glyphoxa_mcp.errors import GlyphoxaError
+from glyphoxa_mcp.db.guard import DeadlineExceeded, MemoryUnavailableError
+from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError
 from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 
 log = logging.getLogger(__name__)
 RECHECK_S = 0.5
+LOOKUP_DEADLINE_S = 1.0
 # `token list` says when a token was last used, to the minute.
 TOUCH_EVERY = timedelta(minutes=1)
 
@@ -99,6 +101,10 @@ class TokenGate:
             await call()
             tasks.cancel_scope.cancel()
 
+    async def tokens_for(self, campaign: str, token_id: str) -> tuple[Grant, bytes] | None:
+        assert self.tokens is not None
+        return await self.tokens.for_request(campaign, token_id)
+
     async def _grant(self, campaign: str, token_id: str) -> tuple[Grant, bytes] | None:
         assert self.tokens is not None
         key = (campaign, token_id)
@@ -106,7 +112,17 @@ class TokenGate:
         now = time.monotonic()
         if cached is not None and now - cached[2] < RECHECK_S:
             return cached[0], cached[1]
-        found = await self.tokens.for_request(campaign, token_id)
+        try:
+            found = await self.tokens.db.guard.within(
+                LOOKUP_DEADLINE_S, lambda: self.tokens_for(campaign, token_id)
+            )
+        except (DatabaseUnavailableError, DeadlineExceeded):
+            if cached is None:
+                raise MemoryUnavailableError() from None
+            # An outage is not a revocation (and no revocation can be written during one):
+            # a token checked before it keeps its grant, so its NPC hears "memory unavailable"
+            # from the tools rather than a refusal at the door.
+            return cached[0], cached[1]
         if found is None:
             self._checked.pop(key, None)
             return None

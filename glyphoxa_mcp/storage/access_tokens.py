@@ -63,6 +63,7 @@ class AccessTokens:
     """Every campaign's tokens in one database."""
 
     def __init__(self, db: Database) -> None:
+        self.db = db
         self._pool = db.pool
 
     async def create(

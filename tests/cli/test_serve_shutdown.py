@@ -307,6 +307,33 @@ async def test_a_call_in_flight_when_sigterm_comes_still_finishes(
         assert process.wait(timeout=EXIT_S) == 143
 
 
+async def test_over_stdio_a_call_in_flight_when_sigterm_comes_still_finishes(
+    served_by_dsn: dict[str, str], db256: Database, tmp_path: Path
+) -> None:
+    with serve(tmp_path / "serve.log", env=served_by_dsn) as process:
+        wait_until_stdio_answers(process)
+        assert process.stdin and process.stdout
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory.get_session_summary", "arguments": {"session_id": "s1"}},
+        }
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        async with sessions_locked(db256.location.dsn) as lock:
+            for message in (initialized, call):
+                process.stdin.write(json.dumps(message) + "\n")
+            process.stdin.flush()
+            await wait_until_a_query_waits(lock)
+            process.send_signal(signal.SIGTERM)
+            await anyio.sleep(0.5)  # the signal is handled while the call still waits
+        ready, _, _ = select.select([process.stdout], [], [], 30)
+        assert ready, "no answer to the call in flight"
+        answer = json.loads(process.stdout.readline())
+        assert answer["id"] == 2 and not answer["result"].get("isError"), answer
+        assert process.wait(timeout=EXIT_S) == 143
+
+
 async def test_a_call_still_in_flight_after_the_grace_is_cancelled(
     served_by_dsn: dict[str, str], db256: Database, tmp_path: Path
 ) -> None:

@@ -20,7 +20,8 @@ from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
-from tests.server.test_table_http import Table, load_demo, serving
+from tests.server.http_serving import load_demo, serving
+from tests.server.test_table_http import Table
 
 pytestmark = pytest.mark.e2e
 

@@ -3,9 +3,7 @@ in its own viewer's scope, admitted by bearer token, behind Host and Origin chec
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,7 +12,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import uvicorn
 from httpx2 import AsyncClient as McpHttpClient
 from mcp import types
 from mcp.client import Client
@@ -23,23 +20,14 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from glyphoxa_mcp.access import Viewer
-from glyphoxa_mcp.app import App
-from glyphoxa_mcp.campaign.loader import load_campaign
-from glyphoxa_mcp.campaign.sample import bundled
-from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.cli import main
-from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.providers.embeddings import offline_embedder
-from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
-from glyphoxa_mcp.server.hosting import build_http_app
-from glyphoxa_mcp.server.http_guard import HostRules
 from glyphoxa_mcp.server.tiers import Tier
-from glyphoxa_mcp.server.token_gate import RECHECK_S, TokenGate
+from glyphoxa_mcp.server.token_gate import RECHECK_S
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntry, NewSession
-from tests.conftest import unhurried
+from tests.server.http_serving import load_demo, serving
 
 pytestmark = pytest.mark.e2e
 
@@ -86,54 +74,6 @@ class Table:
             ) as client,
         ):
             yield client
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def load_demo(db: Database) -> CampaignMemory:
-    file = parse_campaign_file(bundled("campaign.yaml"), "campaign.yaml")
-    await load_campaign(db, file, "demo")
-    return CampaignMemory(db, "demo")
-
-
-@contextlib.asynccontextmanager
-async def serving(
-    db: Database, *, auth: bool = True, single: Viewer | None = None
-) -> AsyncIterator[str]:
-    """The HTTP app on a free loopback port, in this process; its base URL."""
-    policies = {tier: unhurried(tier) for tier in Tier}
-    registry = EndpointRegistry(
-        App(Settings(), db, offline_embedder(db.embedding_dim), chat=None),
-        EndpointSettings(policies),
-        only=single,
-    )
-    app = build_http_app(
-        db,
-        registry,
-        TokenGate(AccessTokens(db) if auth else None),
-        HostRules(["memory.example"], ["https://vtt.example"]),
-        single=single,
-    )
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    # A task of its own, not a task group's: pytest-asyncio tears fixtures down in another task.
-    running = asyncio.create_task(server.serve())
-    try:
-        with anyio.fail_after(20):
-            while not server.started:
-                assert not running.done(), "the server stopped while starting"
-                await anyio.sleep(0.02)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        with anyio.fail_after(20):
-            await running
 
 
 @pytest.fixture

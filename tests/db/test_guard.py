@@ -1,0 +1,88 @@
+"""The MemoryGuard on a real database and on an address where nothing answers. (A database
+frozen and restarted under a running server is in tests/server/test_outages.py.)"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+
+import anyio
+import pytest
+
+from glyphoxa_mcp.db.backoff import Backoff
+from glyphoxa_mcp.db.guard import DeadlineExceeded, MemoryGuard, MemoryUnavailableError
+from glyphoxa_mcp.errors import DatabaseUnavailableError
+from tests.conftest import PostgresForTests
+
+
+def nothing_listening() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"postgresql://nobody@127.0.0.1:{port}/nothing"
+
+
+def test_backoff_doubles_from_one_second_to_thirty_and_starts_over_after_a_success() -> None:
+    backoff = Backoff()
+    assert [backoff.next() for _ in range(7)] == [1, 2, 4, 8, 16, 30, 30]
+    backoff.reset()
+    assert backoff.next() == 1
+
+
+async def test_a_call_on_a_healthy_database_returns_its_result(
+    test_server: PostgresForTests,
+) -> None:
+    async def answer() -> int:
+        return 42
+
+    async with MemoryGuard(test_server.admin_dsn).running() as guard:
+        assert await guard.within(1.0, answer) == 42
+        assert await guard.confirm(1.0) is True
+
+
+async def test_a_slow_call_on_a_healthy_database_is_a_deadline_not_an_outage(
+    test_server: PostgresForTests,
+) -> None:
+    async def slow() -> None:
+        await anyio.sleep(5)
+
+    async with MemoryGuard(test_server.admin_dsn).running() as guard:
+        with pytest.raises(DeadlineExceeded):
+            await guard.within(0.3, slow)
+        assert guard.available
+
+
+async def test_an_unreachable_database_is_unavailable_and_then_answered_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def lost() -> None:
+        raise DatabaseUnavailableError("connection refused")
+
+    caplog.set_level(logging.WARNING, logger="glyphoxa_mcp.db.guard")
+    async with MemoryGuard(nothing_listening()).running() as guard:
+        with pytest.raises(MemoryUnavailableError):
+            await guard.within(1.0, lost)
+        assert not guard.available
+        started = time.monotonic()
+        for _ in range(3):
+            with pytest.raises(MemoryUnavailableError):
+                await guard.within(1.0, lost)
+        assert time.monotonic() - started < 1.0
+    down = [r for r in caplog.records if "unavailable" in r.getMessage()]
+    assert len(down) == 1  # each change of state is logged once
+
+
+async def test_long_work_is_cancelled_when_the_database_stops_answering() -> None:
+    async def forever() -> None:
+        await anyio.sleep_forever()
+
+    async with MemoryGuard(nothing_listening()).running() as guard:
+        guard.report()
+        with anyio.fail_after(5), pytest.raises(MemoryUnavailableError):
+            await guard.unless_down(forever)
+
+
+async def test_an_unwatched_guard_still_looks_when_asked(test_server: PostgresForTests) -> None:
+    assert await MemoryGuard(test_server.admin_dsn).confirm(1.0) is True
+    assert await MemoryGuard(nothing_listening()).confirm(1.0) is False

@@ -1,0 +1,84 @@
+"""The HTTP server on a free loopback port in the test's own process, over a test database."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+
+import anyio
+import uvicorn
+
+from glyphoxa_mcp.access import Viewer
+from glyphoxa_mcp.app import App
+from glyphoxa_mcp.campaign.loader import load_campaign
+from glyphoxa_mcp.campaign.sample import bundled
+from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
+from glyphoxa_mcp.config import Settings
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.providers.embeddings import offline_embedder
+from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
+from glyphoxa_mcp.server.hosting import build_http_app
+from glyphoxa_mcp.server.http_guard import HostRules
+from glyphoxa_mcp.server.metrics import Metrics
+from glyphoxa_mcp.server.tiers import Tier, TierPolicy
+from glyphoxa_mcp.server.token_gate import TokenGate
+from glyphoxa_mcp.storage.access_tokens import AccessTokens
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from tests.conftest import unhurried
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def load_demo(db: Database) -> CampaignMemory:
+    file = parse_campaign_file(bundled("campaign.yaml"), "campaign.yaml")
+    await load_campaign(db, file, "demo")
+    return CampaignMemory(db, "demo")
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    db: Database,
+    *,
+    auth: bool = True,
+    single: Viewer | None = None,
+    policies: dict[Tier, TierPolicy] | None = None,
+    metrics: Metrics | None = None,
+    metrics_token: str | None = None,
+) -> AsyncIterator[str]:
+    """The HTTP app on a free loopback port, in this process; its base URL. Deadlines are
+    unhurried unless `policies` are given."""
+    registry = EndpointRegistry(
+        App(Settings(), db, offline_embedder(db.embedding_dim), chat=None),
+        EndpointSettings(policies or {tier: unhurried(tier) for tier in Tier}, metrics=metrics),
+        only=single,
+    )
+    app = build_http_app(
+        db,
+        registry,
+        TokenGate(AccessTokens(db) if auth else None),
+        HostRules(["memory.example"], ["https://vtt.example"]),
+        single=single,
+        metrics_token=metrics_token,
+    )
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    # A task of its own, not a task group's: pytest-asyncio tears fixtures down in another task.
+    running = asyncio.create_task(server.serve())
+    try:
+        with anyio.fail_after(20):
+            while not server.started:
+                assert not running.done(), "the server stopped while starting"
+                await anyio.sleep(0.02)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        with anyio.fail_after(20):
+            await running
