@@ -127,7 +127,8 @@ def _attempts(npc: str) -> Iterator[Attempt]:
             yield _tool("memory.search_sessions", query=query, session_id=session)
             yield _tool("memory.search_facts", query=query, session_id=session)
     for query in ("Salt Knives", "cellar", "Dovrek", "Tarquel caravan", "Old Berrit"):
-        yield _tool("memory.search_sessions", query=query, graph_expansion=True, top_k=10)
+        # The red team reads at DEEP, whose policy expands through the graph.
+        yield _tool("memory.search_sessions", query=query, top_k=10)
     for speaker in ("Kael", "DM", "Brannoch"):
         yield _tool("memory.search_sessions", query="Salt Knives cellar", speaker=speaker)
     for entity in [*PEOPLE, "Salt Knives", "Session: The Salt Knives' Cellar"]:
