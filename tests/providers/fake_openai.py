@@ -115,7 +115,8 @@ def serve(*replies: Callable[[dict[str, Any]], Reply]) -> Iterator[FakeOpenAI]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     fake.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for it, once per test.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield fake

@@ -53,6 +53,9 @@ from glyphoxa_mcp.views.arguments import quoted
 from glyphoxa_mcp.views.view import View
 from tests.conftest import read_only, unhurried
 
+# With the red team, in the end-to-end run: CI runs it; the fast subset stays under a minute.
+pytestmark = pytest.mark.e2e
+
 CASES = int(os.environ.get("GLYPHOXA_FUZZ_CASES", "300"))
 CALL_TIMEOUT_S = 60
 ROOT = str(Path(__file__).resolve().parents[2])
