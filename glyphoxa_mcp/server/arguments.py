@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl
 
 import annotated_types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata, func_metadata
 from mcp.shared.exceptions import MCPError
@@ -81,6 +82,23 @@ def strict_arguments(function: Callable[..., Any]) -> FuncMetadata:
     return metadata.model_copy(update={"arg_model": model})
 
 
+def add_checked_tool(
+    server: MCPServer,
+    function: Callable[..., Any],
+    arguments: FuncMetadata,
+    name: str,
+    **details: Any,
+) -> None:
+    """Add `function` as the tool `name` under `arguments` (its `strict_arguments`), so its
+    input schema refuses unknown names as the ArgumentGate does."""
+    server.add_tool(function, name=name, **details)
+    # MCPServer has no public way to add a Tool it did not build; its manager's is public.
+    tool = server._tool_manager.get_tool(name)
+    assert tool is not None
+    tool.fn_metadata = arguments
+    tool.parameters = input_schema(arguments)
+
+
 def input_schema(arguments: FuncMetadata) -> dict[str, Any]:
     """The JSON schema of a tool's arguments, as the SDK would publish it."""
     return arguments.arg_model.model_json_schema(by_alias=True)
@@ -128,11 +146,56 @@ def unknown_name(name: str, known: list[str], what: str = "argument") -> str:
     return f"unknown {what} {quoted(name)} ({hint})"
 
 
+# What a value inside an argument (an item of a list, a key of an object) must be, by
+# pydantic's error type; in our words, since pydantic's own repeat the input.
+_EXPECTED = {
+    "string_type": "text",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "datetime_type": "an ISO 8601 time",
+    "datetime_parsing": "an ISO 8601 time",
+    "datetime_from_date_parsing": "an ISO 8601 time",
+    "timezone_aware": "a time with its UTC offset",
+    "string_too_short": "not empty",
+    "too_short": "not empty",
+    "string_pattern_mismatch": "an id (letters, digits, - _ . :)",
+    "enum": "one of the listed values",
+    "literal_error": "one of the listed values",
+}
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    return str(loc[0]) + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
+
+
+def _nested_problem(error: ErrorDetails) -> str:
+    """A problem inside an argument, named by its path (utterances[1].speaker_name)."""
+    path, kind = _path(error["loc"]), error["type"]
+    context = error.get("ctx") or {}
+    if kind == "missing":
+        return f"{path} is required"
+    if kind == "extra_forbidden":
+        return f"unknown field {path}"
+    if kind in ("string_too_long", "too_long"):
+        return f"{path} must be at most {context.get('max_length')} long"
+    return f"{path} must be {_EXPECTED.get(kind, 'valid (' + kind.replace('_', ' ') + ')')}"
+
+
 def _problem(error: ErrorDetails, fields: Mapping[str, FieldInfo]) -> tuple[str, str]:
     """(field, problem) for one pydantic error, in words and without the input."""
     name = str(error["loc"][0]) if error["loc"] else "arguments"
     kind = error["type"]
     field = fields.get(name)
+    if field is not None and len(error["loc"]) > 1:
+        return _path(error["loc"]), _nested_problem(error)
     if kind == "extra_forbidden" or field is None:
         return name, unknown_name(name, list(fields))
     context = error.get("ctx") or {}

@@ -31,6 +31,7 @@ from glyphoxa_mcp.recording.utterances import (
     RecordedUtterance,
     SpokenUtterance,
 )
+from glyphoxa_mcp.server.arguments import ArgumentGate, add_checked_tool, strict_arguments
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.state import tool_errors
 from glyphoxa_mcp.server.tier_gate import relisted
@@ -237,6 +238,10 @@ class RecorderNames:
         return relisted(result, shown)
 
 
+# Each tool's arguments with unknown names refused, checked before the SDK reads them.
+RECORDER_ARGUMENTS = {name.value: strict_arguments(function) for name, function, _ in TOOLS}
+
+
 def build_recorder_server(
     recorder: Recorder, campaign: str, style: NameStyle = NameStyle.DOTTED
 ) -> MCPServer:
@@ -253,14 +258,16 @@ def build_recorder_server(
         instructions=INSTRUCTIONS,
         version=__version__,
         lifespan=lifespan,
-        middleware=[RecorderNames(style)],
+        middleware=[RecorderNames(style), ArgumentGate(RECORDER_ARGUMENTS)],
     )
     client_logging.attach(server)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     for name, function, title in TOOLS:
-        server.add_tool(
+        add_checked_tool(
+            server,
             function,
-            name=name.value,
+            RECORDER_ARGUMENTS[name.value],
+            name.value,
             title=title,
             description=DESCRIPTIONS[name],
             annotations=writes,

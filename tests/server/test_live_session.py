@@ -167,7 +167,13 @@ async def test_a_live_session_from_first_line_to_its_end(table: Table) -> None:
                 "transcript.append",
                 {"session_id": "live", "utterances": [line("ok", 9), {"speaker_id": "x"}]},
             )
-            assert bad.is_error and "speaker_name" in text_of(bad.content)
+            assert bad.is_error and "utterances[1].speaker_name is required" in text_of(bad.content)
+            stray = await recorder.call_tool(
+                "session_facts.set",
+                {"session_id": "live", "key": "k", "text": "t", "visible_to": "all"},
+            )
+            assert stray.is_error and "unknown argument 'visible_to'" in text_of(stray.content)
+            assert "validation error" not in text_of(stray.content)
 
             await call(
                 recorder,

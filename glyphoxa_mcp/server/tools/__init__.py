@@ -7,7 +7,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 
-from glyphoxa_mcp.server.arguments import input_schema, strict_arguments
+from glyphoxa_mcp.server.arguments import add_checked_tool, strict_arguments
 from glyphoxa_mcp.server.tool_names import ToolName
 from glyphoxa_mcp.server.tools import (
     query_entities,
@@ -54,11 +54,12 @@ ARGUMENTS: dict[str, FuncMetadata] = {
 
 def register_tools(server: MCPServer) -> None:
     for name, function, title, description in TOOLS:
-        server.add_tool(
-            function, name=name.value, title=title, description=description, annotations=READ_ONLY
+        add_checked_tool(
+            server,
+            function,
+            ARGUMENTS[name.value],
+            name.value,
+            title=title,
+            description=description,
+            annotations=READ_ONLY,
         )
-        # MCPServer has no public way to add a Tool it did not build; its manager's is public.
-        tool = server._tool_manager.get_tool(name.value)
-        assert tool is not None
-        tool.fn_metadata = ARGUMENTS[name.value]
-        tool.parameters = input_schema(ARGUMENTS[name.value])
