@@ -32,7 +32,7 @@ async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMem
     """Load the sample campaign and its two sessions; loading again changes nothing."""
     memory = CampaignMemory(db, DEMO_CAMPAIGN)
     file = parse_campaign_file(bundled("campaign.yaml"), "campaign.yaml")
-    report = await load_campaign(db, file, DEMO_CAMPAIGN)
+    report = await load_campaign(db, file, DEMO_CAMPAIGN, embedder=embedder)
     say(
         f"Loaded campaign 'The Salt Road': {report.count('entity')} entities, "
         f"{report.count('relationship')} relationships, {report.count('fact')} facts "

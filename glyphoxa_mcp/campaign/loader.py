@@ -16,6 +16,8 @@ from glyphoxa_mcp.campaign.file_format import CampaignFile, Visible
 from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.pipeline.fact_vectors import embed_new_facts
+from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import (
@@ -95,8 +97,16 @@ def campaign_of(file: CampaignFile, given: str | None) -> tuple[str, str]:
 
 
 async def load_campaign(
-    db: Database, file: CampaignFile, campaign_id: str | None = None, *, dry_run: bool = False
+    db: Database,
+    file: CampaignFile,
+    campaign_id: str | None = None,
+    *,
+    dry_run: bool = False,
+    embedder: Embedder | None = None,
 ) -> LoadReport:
+    """With an `embedder`, the facts are embedded once the load is committed (when it
+    fails, the facts are stored all the same and embedded later: see
+    pipeline/fact_vectors.py)."""
     campaign_id, name = campaign_of(file, campaign_id)
     try:
         async with db.transaction() as tx:
@@ -107,6 +117,7 @@ async def load_campaign(
                 raise _Rollback(report)
     except _Rollback as rollback:
         return rollback.report
+    await embed_new_facts(db, embedder, campaign_id)
     return report
 
 

@@ -22,7 +22,9 @@ from pydantic import BaseModel, Field, ValidationError
 from glyphoxa_mcp.correction.name_index import KnownName, NameIndex
 from glyphoxa_mcp.correction.words import letters
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.pipeline.fact_vectors import embed_new_facts
 from glyphoxa_mcp.providers.chat import ChatModel
+from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.episodes import episode_id, session_of
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -191,10 +193,13 @@ async def extract_session(
     session_id: str,
     entries: Sequence[Entry],
     threshold: float,
+    *,
+    embedder: Embedder | None = None,
 ) -> ExtractionReport:
     """Ask the model about each window of `entries` and store what it found; each window's
     lines are marked as read once stored, so a run cut short (or an unreachable LLM) leaves
-    the rest for the next."""
+    the rest for the next. With an `embedder`, each window's facts are embedded once stored
+    (or left for the backfill when it fails)."""
     known = [e for e in await memory.queries.entity_names() if session_of(e) is None]
     linker = EntityLinker(known)
     added: list[str] = []
@@ -259,6 +264,7 @@ async def extract_session(
             )
             facts += kept is not None  # None: the DM retconned this statement away
         await memory.log.mark_extracted([e.id for e in lines])
+        await embed_new_facts(memory.db, embedder, memory.campaign_id)
     if (await memory.sessions.get(session_id)).dm_only:
         await memory.curation.hide_learned_in(session_id, episode_id(session_id))
     if dropped:

@@ -74,7 +74,9 @@ async def end_session(
     if chat is not None:
         try:
             unread = [e for e in await memory.log.unextracted(session_id) if not e.dm_only]
-            extraction = await extract_session(memory, chat, session_id, unread, review_threshold)
+            extraction = await extract_session(
+                memory, chat, session_id, unread, review_threshold, embedder=embedder
+            )
             summary = await llm_summary(chat, session.title or session_id, entries)
         except ProviderError as exc:
             unreachable = str(exc)

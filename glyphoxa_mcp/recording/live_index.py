@@ -133,7 +133,12 @@ class LiveIndexer:
                 if lines:
                     threshold = (await self.memory.campaign()).review_threshold
                     report = await extract_session(
-                        self.memory, chat, self.session_id, lines, threshold
+                        self.memory,
+                        chat,
+                        self.session_id,
+                        lines,
+                        threshold,
+                        embedder=self.embedder,
                     )
                     log.info(
                         "session %s: extracted %d lines during play (%d entities, %d "
