@@ -23,6 +23,7 @@ from glyphoxa_mcp.db.embedded import (
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.db.guard import MemoryGuard
 from glyphoxa_mcp.db.migrations import MigrationReport, migrate
+from glyphoxa_mcp.storage.vector_search import VectorConnection, remember_iterative_scan
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,11 @@ class DatabaseLocation:
 
 
 async def init_connection(conn: asyncpg.Connection) -> None:
-    """Per-connection codecs: pgvector's `vector`, and JSON for jsonb."""
+    """Per-connection codecs: pgvector's `vector`, and JSON for jsonb; and whether the server
+    can scan a vector index iteratively."""
     await register_vector(conn)
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    await remember_iterative_scan(conn)
 
 
 async def keep_session(_conn: asyncpg.Connection) -> None:
@@ -165,6 +168,7 @@ class Database:
                 max_size=max_size,
                 init=init_connection,
                 reset=keep_session,
+                connection_class=VectorConnection,
             )
         return cls(pool, location, report.embedding_dim)
 

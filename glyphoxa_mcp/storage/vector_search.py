@@ -14,6 +14,13 @@ Without a filter, an index that finds nothing has found rows deleted since the l
 (the index keeps them until then, and a scan counts them among its candidates): passages
 cut again after a correction, or a session processed anew. Reading the whole campaign
 exactly would take 650 ms at reference scale, so the widest index search comes first.
+
+pgvector 0.8 can instead continue the scan until k rows pass the filter
+(`hnsw.iterative_scan`), up to MAX_SCAN_TUPLES index entries: one query where the path above
+takes two or three, and the exact answer only when even that comes back short. Its relaxed
+order returns rows nearly by distance; they are sorted again here. Whether the server can is
+read once per connection from the extension's version (pgvector older than 0.8 on a `--dsn`
+server keeps the path above).
 """
 
 from __future__ import annotations
@@ -25,6 +32,43 @@ import asyncpg
 
 MIN_EF_SEARCH = 40
 MAX_EF_SEARCH = 1000
+ITERATIVE_SCAN_SINCE = (0, 8)
+# pgvector's own default: enough for a filter that keeps a few percent of a large campaign;
+# past it, the exact answer over the filtered rows is the cheaper one.
+MAX_SCAN_TUPLES = 20_000
+SELECT_PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+
+
+def scans_iteratively(pgvector_version: str | None) -> bool:
+    """Whether pgvector of that version can continue a filtered HNSW scan (0.8 and newer)."""
+    if not pgvector_version:
+        return False
+    parts: list[int] = []
+    for part in pgvector_version.split(".")[:2]:
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts) >= ITERATIVE_SCAN_SINCE
+
+
+class VectorConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is untyped
+    """A pool's connection that knows, from when it connected, whether its server scans
+    iteratively (see `remember_iterative_scan`)."""
+
+    iterative_scan: bool | None = None
+
+
+async def remember_iterative_scan(conn: asyncpg.Connection) -> None:
+    """Ask once, for a connection that can keep the answer (a VectorConnection)."""
+    # Not isinstance: asyncpg's metaclass counts every connection as any Connection class.
+    if VectorConnection in type(conn).__mro__:
+        conn.iterative_scan = scans_iteratively(await conn.fetchval(SELECT_PGVECTOR_VERSION))
+
+
+async def _iterative(conn: asyncpg.Connection) -> bool:
+    known = getattr(conn, "iterative_scan", None)  # read through a pool's proxy too
+    if isinstance(known, bool):
+        return known
+    return scans_iteratively(await conn.fetchval(SELECT_PGVECTOR_VERSION))
 
 
 def exact_variant(select: str, order_by: str, limit: str) -> str:
@@ -56,16 +100,28 @@ async def nearest_rows(
     args: Sequence[object],
     k: int,
     filtered: bool = True,
+    rank_by: Sequence[str] = ("distance", "id"),
 ) -> list[asyncpg.Record]:
-    """`filtered`: the statements keep only some of the campaign's rows."""
+    """`filtered`: the statements keep only some of the campaign's rows. `rank_by`: the
+    columns `exact` orders by, to put an iterative scan's rows in the same order."""
     ef_search = min(max(MIN_EF_SEARCH, 2 * k), MAX_EF_SEARCH)
     async with pool.acquire() as conn, conn.transaction():
-        await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-        rows: list[asyncpg.Record] = await conn.fetch(approximate, *args)
-        wider = wider_search(len(rows), k, ef_search, filtered=filtered)
-        if wider is not None:
-            await conn.execute(f"SET LOCAL hnsw.ef_search = {wider}")
+        rows: list[asyncpg.Record]
+        if await _iterative(conn):
+            await conn.execute(
+                f"SET LOCAL hnsw.ef_search = {ef_search};"
+                " SET LOCAL hnsw.iterative_scan = relaxed_order;"
+                f" SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}"
+            )
             rows = await conn.fetch(approximate, *args)
+            rows.sort(key=lambda row: tuple(row[column] for column in rank_by))
+        else:
+            await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+            rows = await conn.fetch(approximate, *args)
+            wider = wider_search(len(rows), k, ef_search, filtered=filtered)
+            if wider is not None:
+                await conn.execute(f"SET LOCAL hnsw.ef_search = {wider}")
+                rows = await conn.fetch(approximate, *args)
         if len(rows) < k:
             rows = await conn.fetch(exact, *args)
     return rows

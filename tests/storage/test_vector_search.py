@@ -1,8 +1,19 @@
 from __future__ import annotations
 
+import asyncpg
+import numpy as np
 import pytest
 
-from glyphoxa_mcp.storage.vector_search import MAX_EF_SEARCH, wider_search
+from glyphoxa_mcp.db.database import Database, init_connection
+from glyphoxa_mcp.storage.vector_search import (
+    MAX_EF_SEARCH,
+    SELECT_PGVECTOR_VERSION,
+    VectorConnection,
+    exact_variant,
+    nearest_rows,
+    scans_iteratively,
+    wider_search,
+)
 
 
 def test_an_unfiltered_search_that_found_nothing_tries_the_widest_search_first() -> None:
@@ -28,3 +39,68 @@ def test_a_short_index_answer_is_asked_again_only_when_a_wider_search_can_fill_i
     assert wider_search(found, k, ef_search) == wider
     if wider is not None:
         assert wider <= MAX_EF_SEARCH
+
+
+@pytest.mark.parametrize(
+    ("version", "iterative"),
+    [("0.8.5", True), ("0.8.0", True), ("1.0", True), ("0.7.4", False), ("0.6.2", False)],
+)
+def test_pgvector_0_8_and_newer_scan_iteratively_and_older_servers_keep_the_wider_search(
+    version: str, iterative: bool
+) -> None:
+    assert scans_iteratively(version) is iterative
+
+
+def test_a_server_without_pgvector_never_scans_iteratively() -> None:
+    assert scans_iteratively(None) is False
+
+
+SCAN_TABLE = """
+CREATE TABLE scan_probe (id int PRIMARY KEY, grp int NOT NULL, embedding vector(4) NOT NULL);
+INSERT INTO scan_probe
+SELECT i, i % 50, ARRAY[sin(i), cos(i), sin(i * 0.37), cos(i * 1.3)]::vector
+FROM generate_series(1, 5000) AS i;
+CREATE INDEX ON scan_probe USING hnsw (embedding vector_cosine_ops);
+ANALYZE scan_probe;
+"""
+PROBE = "SELECT id, embedding <=> $1 AS distance FROM scan_probe WHERE grp = 7"
+
+
+async def test_an_iterative_scan_fills_a_selective_filter_from_the_index(db: Database) -> None:
+    # A filter that keeps 2 % of the rows: ef_search's 40 candidates hold about one of them.
+    await db.pool.execute(SCAN_TABLE)
+    query = np.array([0.3, 0.9, 0.1, 0.2])
+    exact = exact_variant(PROBE, "distance, id", "$2")
+    async with db.pool.acquire() as conn:
+        version = await conn.fetchval(SELECT_PGVECTOR_VERSION)
+        truth = await conn.fetch(exact, query, 10)
+    if not scans_iteratively(version):
+        pytest.skip(f"pgvector {version} has no iterative scans")
+    rows = await nearest_rows(
+        db.pool,
+        approximate=f"{PROBE} ORDER BY embedding <=> $1 LIMIT $2",
+        exact="SELECT never_asked FROM scan_probe",  # an error if the exact answer is asked for
+        args=[query, 10],
+        k=10,
+    )
+    assert len(rows) == 10
+    assert [r["distance"] for r in rows] == sorted(r["distance"] for r in rows)
+    assert len({r["id"] for r in rows} & {r["id"] for r in truth}) >= 8
+
+
+async def test_a_pooled_connection_remembers_whether_its_server_scans_iteratively(
+    db: Database,
+) -> None:
+    pool = await asyncpg.create_pool(
+        db.location.dsn,
+        min_size=1,
+        max_size=1,
+        init=init_connection,
+        connection_class=VectorConnection,
+    )
+    try:
+        async with pool.acquire() as conn:
+            version = await conn.fetchval(SELECT_PGVECTOR_VERSION)
+            assert conn.iterative_scan is scans_iteratively(version)
+    finally:
+        await pool.close()
