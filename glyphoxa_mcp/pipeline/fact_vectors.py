@@ -47,7 +47,7 @@ async def embed_missing_facts(
     embedded, after_id = 0, 0
     while facts := await vectors.missing(after_id=after_id, limit=batch):
         made = await embedder.embed([fact.text for fact in facts])
-        await vectors.store([(fact.id, vector) for fact, vector in zip(facts, made, strict=True)])
+        await vectors.store(list(zip(facts, made, strict=True)))
         embedded += len(facts)
         after_id = facts[-1].id
     return embedded

@@ -18,7 +18,7 @@ from glyphoxa_mcp.storage.models import checked_embedding
 # Current facts only: a superseded version is history and never searched. Keyed on id so a
 # backfill walks forward even past rows it could not embed.
 SELECT_UNEMBEDDED = """
-SELECT id, text FROM facts
+SELECT campaign_id, id, text FROM facts
 WHERE embedding IS NULL AND superseded_by IS NULL AND id > $1
   AND ($2::text IS NULL OR campaign_id = $2)
 ORDER BY id
@@ -29,11 +29,14 @@ SELECT count(*) FROM facts
 WHERE embedding IS NULL AND superseded_by IS NULL AND ($1::text IS NULL OR campaign_id = $1)
 """
 # Only a row still without one: a vector stored meanwhile by another process is kept.
-STORE_EMBEDDING = "UPDATE facts SET embedding = $2 WHERE id = $1 AND embedding IS NULL"
+STORE_EMBEDDING = """
+UPDATE facts SET embedding = $3 WHERE campaign_id = $1 AND id = $2 AND embedding IS NULL
+"""
 
 
 @dataclass(frozen=True)
 class UnembeddedFact:
+    campaign_id: str
     id: int
     text: str
 
@@ -50,15 +53,18 @@ class FactVectors:
         """Up to `limit` current facts without a vector, by id, after `after_id`."""
         with driver_errors("read the facts without a vector"):
             rows = await self._pool.fetch(SELECT_UNEMBEDDED, after_id, self.campaign_id, limit)
-        return [UnembeddedFact(row["id"], row["text"]) for row in rows]
+        return [UnembeddedFact(row["campaign_id"], row["id"], row["text"]) for row in rows]
 
     async def count_missing(self) -> int:
         with driver_errors("count the facts without a vector"):
             return int(await self._pool.fetchval(COUNT_UNEMBEDDED, self.campaign_id))
 
-    async def store(self, vectors: Sequence[tuple[int, Sequence[float]]]) -> None:
+    async def store(self, vectors: Sequence[tuple[UnembeddedFact, Sequence[float]]]) -> None:
         """Store each fact's vector, all in one transaction; a fact that has one keeps it."""
-        checked = [(i, checked_embedding(v, self.dimension)) for i, v in vectors]
+        checked = [
+            (fact.campaign_id, fact.id, checked_embedding(vector, self.dimension))
+            for fact, vector in vectors
+        ]
         if not checked:
             return
         with driver_errors("store the facts' vectors"):
