@@ -11,10 +11,17 @@ from glyphoxa_mcp.campaign.loader import Kind, LoadReport, load_campaign
 from glyphoxa_mcp.campaign.sample import sample_campaign
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit
-from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
+from glyphoxa_mcp.cli.options import (
+    add_database_options,
+    add_embedder_options,
+    app_settings,
+    database_settings,
+    env_option,
+)
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.pipeline.fact_vectors import write_embedder
 from glyphoxa_mcp.storage.campaigns import Campaigns
 
 
@@ -37,6 +44,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="campaign id, when the file has no 'campaign:' header",
     )
     add_database_options(load)
+    add_embedder_options(load)
     load.set_defaults(run=run_load)
     config = actions.add_parser(
         "config", help="show a campaign's settings, or change them with the options given"
@@ -94,7 +102,10 @@ async def run_config(args: argparse.Namespace) -> int:
 async def run_load(args: argparse.Namespace) -> int:
     file = parse_campaign_file(read_text(args.file), str(args.file))
     async with await Database.open(database_settings(args), max_size=2) as db:
-        report = await load_campaign(db, file, args.campaign, dry_run=args.dry_run)
+        embedder = None if args.dry_run else await write_embedder(db, app_settings(args).embedding)
+        report = await load_campaign(
+            db, file, args.campaign, dry_run=args.dry_run, embedder=embedder
+        )
     if args.json:
         print(json.dumps(report_json(report), indent=2))
     else:

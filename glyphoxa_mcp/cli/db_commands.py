@@ -1,13 +1,23 @@
-"""`migrate` and `status`: bring the schema up to date and show what is stored."""
+"""`migrate`, `status` and `backfill-embeddings`: bring the schema up to date, show what is
+stored, embed the facts that have no vector yet."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from glyphoxa_mcp.cli.options import add_database_options, database_settings
+from glyphoxa_mcp.app import open_app
+from glyphoxa_mcp.cli.options import (
+    add_database_options,
+    add_embedder_options,
+    app_settings,
+    database_settings,
+    env_option,
+)
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database, locate, migrate_dsn
+from glyphoxa_mcp.pipeline.fact_vectors import embed_missing_facts
+from glyphoxa_mcp.storage.fact_vectors import FactVectors
 from glyphoxa_mcp.storage.status import DatabaseStatus, database_status
 
 
@@ -23,6 +33,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     status.add_argument("--json", action="store_true", help="print JSON for scripts")
     status.set_defaults(run=run_status)
 
+    backfill = commands.add_parser(
+        "backfill-embeddings",
+        help="embed the facts that have no vector yet (written before facts were embedded, or "
+        "while the embedder was down), so search_facts finds them by meaning; safe to stop and "
+        "run again",
+    )
+    env_option(
+        backfill,
+        "--campaign",
+        env="GLYPHOXA_CAMPAIGN",
+        help="only this campaign (default: every campaign)",
+    )
+    add_database_options(backfill)
+    add_embedder_options(backfill)
+    backfill.set_defaults(run=run_backfill)
+
 
 async def run_migrate(args: argparse.Namespace) -> int:
     settings = database_settings(args)
@@ -34,6 +60,16 @@ async def run_migrate(args: argparse.Namespace) -> int:
     else:
         print("schema is up to date")
     print(f"schema version {report.schema_version} at {location.description}")
+    return 0
+
+
+async def run_backfill(args: argparse.Namespace) -> int:
+    async with open_app(app_settings(args), max_connections=2) as app:
+        waiting = await FactVectors(app.db, args.campaign).count_missing()
+        print(f"{waiting} facts without a vector")
+        if waiting:
+            embedded = await embed_missing_facts(app.db, app.embedder, args.campaign)
+            print(f"embedded {embedded} facts with {app.embedder.model}")
     return 0
 
 

@@ -14,9 +14,11 @@ from glyphoxa_mcp.cli.dm_support import (
     resolver,
     visibility_of,
 )
+from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
+from glyphoxa_mcp.pipeline.fact_vectors import embed_new_facts, write_embedder
 from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.storage.models import Fact, NewFact, Provenance, Visibility, build
@@ -33,6 +35,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add.add_argument("--confidence", type=float, default=1.0, help="below 1 marks a rumour")
     add_visibility(add)
     add_common(add)
+    add_embedder_options(add)
     add.set_defaults(run=run_fact_add)
     listing = facts.add_parser("list", help="current facts, about one entity if given")
     listing.add_argument("subject", nargs="?")
@@ -44,6 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     retcon.add_argument("item", metavar="fact:ID")
     retcon.add_argument("text")
     add_common(retcon)
+    add_embedder_options(retcon)
     retcon.set_defaults(run=run_retcon)
     history = facts.add_parser("history", help="a fact and the versions it replaced")
     history.add_argument("item", metavar="fact:ID")
@@ -110,7 +114,7 @@ def fact_line(fact: Fact, names: dict[str, str], rumours: RumourRule) -> list[st
 
 async def run_fact_add(args: argparse.Namespace) -> int:
     bound = parse_time_bound(args.when, "--when")
-    async with campaign_memory(args) as (_, memory):
+    async with campaign_memory(args) as (db, memory):
         entities = await resolver(memory)
         subject = entities.resolve(args.subject, "subject")
         if args.session:
@@ -132,6 +136,9 @@ async def run_fact_add(args: argparse.Namespace) -> int:
                 ),
                 visibility=visibility_of(args, entities),
             )
+        )
+        await embed_new_facts(
+            db, await write_embedder(db, app_settings(args).embedding), args.campaign
         )
     emit(args, stored.model_dump(mode="json"), f"fact:{stored.id}  {subject.name}: {stored.text}")
     return 0
@@ -158,8 +165,11 @@ async def run_fact_list(args: argparse.Namespace) -> int:
 
 
 async def run_retcon(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
+    async with campaign_memory(args) as (db, memory):
         new = await memory.curation.retcon(fact_id(args.item), args.text)
+        await embed_new_facts(
+            db, await write_embedder(db, app_settings(args).embedding), args.campaign
+        )
     emit(
         args,
         new.model_dump(mode="json"),
