@@ -1,0 +1,84 @@
+"""search_facts finds the sample campaign's facts from questions that share no words with
+them once the facts are embedded, where words alone find (almost) none.
+
+The embedder is the product's offline default (WordLlama, 256 dimensions); the campaign is
+loaded as an existing database has it (facts without vectors), searched, backfilled and
+searched again through the same view.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from glyphoxa_mcp.campaign.loader import load_campaign
+from glyphoxa_mcp.campaign.sample import bundled
+from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.pipeline.fact_vectors import embed_missing_facts
+from glyphoxa_mcp.providers.embeddings import offline_embedder
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views.limits import clamp
+from glyphoxa_mcp.views.view import View
+
+log = logging.getLogger(__name__)
+TOP_K = 5
+# Each question asks for one fact of the sample campaign in other words: no word of it but
+# stop words is in the fact, and it names no entity.
+PARAPHRASES = {
+    "Where were the wagons of metal goods spotted before they vanished?": (
+        "The iron caravan was last seen at Greywater Crossing."
+    ),
+    "When can travellers take the boat across the river?": (
+        "The ferry at Greywater Crossing only runs at low tide."
+    ),
+    "Who peddles dried seafood by the docks each morning?": (
+        "Old Berrit sells salt-fish on the quay every dawn."
+    ),
+    "Where do the smugglers stash illegal goods?": (
+        "The Salt Knives hide contraband in the cellar under the Red Kettle."
+    ),
+    "Which innkeeper is in debt to the city guards?": (
+        "Brannoch owes the Town Watch two months of tax."
+    ),
+    "Who arranged a robbery of his wagons to claim a payout?": (
+        "Tarquel paid the Salt Knives to lose his own caravan for the insurance."
+    ),
+    "Which woman talks with the ghosts of sailors lost at sea?": (
+        "Maelis can hear the drowned speak at the spring tide."
+    ),
+    "What relic was taken from the shrine during the deluge?": (
+        "The Tide Bell was stolen from the temple on the night of the Greywater Flood."
+    ),
+    "What do the account books reveal about vessels departing during the festival?": (
+        "Wendrith's ledger shows no ship left the harbour on the Night of Lights."
+    ),
+}
+
+
+async def recall_at(view: View, k: int) -> float:
+    """The share of questions whose fact is among the top `k` results."""
+    found = 0
+    for question, fact in PARAPHRASES.items():
+        result = await view.search_facts(question, clamp(k, k))
+        found += fact in [hit.text for hit in result.results if hit.kind == "fact"]
+    return found / len(PARAPHRASES)
+
+
+async def test_embedded_facts_are_found_by_questions_in_other_words(db256: Database) -> None:
+    file = parse_campaign_file(bundled("campaign.yaml"), "campaign.yaml")
+    await load_campaign(db256, file, "demo")  # as a database from before facts had vectors
+    memory = CampaignMemory(db256, "demo")
+    assert {f.text for f in await memory.graph.current_facts()} == set(PARAPHRASES.values())
+    embedder = offline_embedder(db256.embedding_dim)
+    dm = await View.open(memory, None, embedder)
+
+    by_words = {k: await recall_at(dm, k) for k in (1, TOP_K)}
+    assert await embed_missing_facts(db256, embedder) == len(PARAPHRASES)
+    by_meaning = {k: await recall_at(dm, k) for k in (1, TOP_K)}
+
+    log.info("search_facts recall@1, @5: words alone %s, with vectors %s", by_words, by_meaning)
+    assert by_words[TOP_K] <= 0.2
+    assert by_meaning[TOP_K] >= 0.75
+    assert by_meaning[TOP_K] - by_words[TOP_K] >= 0.5
+    # Nine facts: five of them are in any top five, so the first place tells more.
+    assert by_meaning[1] > by_words[1]
