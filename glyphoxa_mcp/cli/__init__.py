@@ -28,6 +28,7 @@ from glyphoxa_mcp.cli import (
     serve_command,
     session_commands,
     token_commands,
+    upgrade_command,
     vocabulary_command,
 )
 from glyphoxa_mcp.cli.signals import Terminated, terminate_like_interrupt
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_subparsers(title="commands", metavar="COMMAND", required=True),
     )
     db_commands.register(commands)
+    upgrade_command.register(commands)
     serve_command.register(commands)
     schemas_command.register(commands)
     demo_command.register(commands)

