@@ -32,7 +32,8 @@ from glyphoxa_mcp.recording.utterances import SpokenUtterance
 from glyphoxa_mcp.storage import campaigns, status
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewSession
+from glyphoxa_mcp.storage.models import NewEntity, NewSession, Visibility
+from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
 from tests.conftest import seed_spoken_village
@@ -207,6 +208,20 @@ async def drive_the_stores(db: Database, embedder: LocalMiniLMEmbedder) -> None:
     await village.curation.confirm("fact", fact.id)
     retconned = await village.curation.retcon(fact.id, "The bridge was never rebuilt.")
     await village.curation.history(retconned.id)
+    await village.curation.set_visibility("fact", retconned.id, Visibility(secret=True))
+    relationship = (await village.graph.relationships_of("grimjaw"))[0]
+    await village.curation.confirm("relationship", relationship.id)
+
+    proposed = await village.pending.propose(
+        "csv", "row-1", NewEntity(type=EntityType.NPC, name="Oswin the Ferryman")
+    )
+    await village.pending.list()
+    await village.pending.take(proposed)
+    lines = await village.log.entries("live")
+    await village.log.set_dm_only([lines[0].id], True)
+    await village.sessions.set_dm_only("s1", True)
+    await village.graph.delete_entity("vask")
+    await campaigns.Campaigns(db).delete("demo")
 
     tokens = AccessTokens(db)
     _, token = await tokens.create(Viewer.npc("ashfall", "mira"))
