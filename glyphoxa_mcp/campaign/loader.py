@@ -16,7 +16,7 @@ from glyphoxa_mcp.campaign.file_format import CampaignFile, Visible
 from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new_facts
+from glyphoxa_mcp.pipeline.fact_vectors import embed_new
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -117,7 +117,7 @@ async def load_campaign(
                 raise _Rollback(report)
     except _Rollback as rollback:
         return rollback.report
-    await embed_new_facts(db, embedder, campaign_id)
+    await embed_new(db, embedder, campaign_id)
     return report
 
 

@@ -1,5 +1,5 @@
 """`migrate`, `status` and `backfill-embeddings`: bring the schema up to date, show what is
-stored, embed the facts that have no vector yet."""
+stored, embed the facts and relationships that have no vector yet."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from glyphoxa_mcp.cli.options import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database, locate, migrate_dsn
-from glyphoxa_mcp.pipeline.fact_vectors import embed_missing_facts
-from glyphoxa_mcp.storage.fact_vectors import FactVectors
+from glyphoxa_mcp.pipeline.fact_vectors import embed_missing
+from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors
 from glyphoxa_mcp.storage.status import DatabaseStatus, database_status
 
 
@@ -35,9 +35,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     backfill = commands.add_parser(
         "backfill-embeddings",
-        help="embed the facts that have no vector yet (written before facts were embedded, or "
-        "while the embedder was down), so search_facts finds them by meaning; safe to stop and "
-        "run again",
+        help="embed the facts and relationships that have no vector yet (written before they "
+        "were embedded, or while the embedder was down), so search_facts finds them by "
+        "meaning; safe to stop and run again",
     )
     env_option(
         backfill,
@@ -65,11 +65,15 @@ async def run_migrate(args: argparse.Namespace) -> int:
 
 async def run_backfill(args: argparse.Namespace) -> int:
     async with open_app(app_settings(args), max_connections=2) as app:
-        waiting = await FactVectors(app.db, args.campaign).count_missing()
-        print(f"{waiting} facts without a vector")
-        if waiting:
-            embedded = await embed_missing_facts(app.db, app.embedder, args.campaign)
-            print(f"embedded {embedded} facts with {app.embedder.model}")
+        facts = await FactVectors(app.db, args.campaign).count_missing()
+        relationships = await RelationshipVectors(app.db, args.campaign).count_missing()
+        print(f"{facts} facts and {relationships} relationships without a vector")
+        if facts or relationships:
+            done = await embed_missing(app.db, app.embedder, args.campaign)
+            print(
+                f"embedded {done.facts} facts and {done.relationships} relationships "
+                f"with {app.embedder.model}"
+            )
     return 0
 
 

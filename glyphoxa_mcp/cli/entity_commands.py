@@ -15,8 +15,10 @@ from glyphoxa_mcp.cli.dm_support import (
     resolver,
     visibility_of,
 )
+from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.pipeline.fact_vectors import embed_new, write_embedder
 from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.recall.sentences import relationship_sentence, seen_from
 from glyphoxa_mcp.storage.models import (
@@ -65,6 +67,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     edit.add_argument("--alias", action="append", default=[])
     edit.add_argument("--remove-alias", action="append", default=[])
     add_common(edit)
+    add_embedder_options(edit)
     edit.set_defaults(run=run_edit)
 
     remove = actions.add_parser("remove", help="remove an entity with its relationships and facts")
@@ -82,6 +85,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_visibility(relate)
     add_common(relate)
+    add_embedder_options(relate)
     relate.set_defaults(run=run_relate)
 
 
@@ -177,7 +181,7 @@ def _marks(provenance: Provenance, visibility: Visibility, rumours: RumourRule) 
 
 
 async def run_edit(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
+    async with campaign_memory(args) as (db, memory):
         entity = (await resolver(memory)).resolve(args.name)
         attributes = {**entity.attributes, **parse_attributes(args.attr)}
         for key in args.unset:
@@ -197,6 +201,10 @@ async def run_edit(args: argparse.Namespace) -> int:
                 visibility=entity.visibility,
             )
         )
+        if stored.name != entity.name:  # its relationships read differently now
+            await embed_new(
+                db, await write_embedder(db, app_settings(args).embedding), args.campaign
+            )
     emit(args, entity_json(stored), f"Updated {stored.name} (id {stored.id}).")
     return 0
 
@@ -224,7 +232,7 @@ async def run_remove(args: argparse.Namespace) -> int:
 
 
 async def run_relate(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
+    async with campaign_memory(args) as (db, memory):
         entities = await resolver(memory)
         source = entities.resolve(args.source, "source")
         target = entities.resolve(args.target, "target")
@@ -243,6 +251,7 @@ async def run_relate(args: argparse.Namespace) -> int:
                 visibility=visibility_of(args, entities),
             )
         )
+        await embed_new(db, await write_embedder(db, app_settings(args).embedding), args.campaign)
     sentence = relationship_sentence(source.name, stored.rel_type, target.name)
     emit(args, stored.model_dump(mode="json"), f"rel:{stored.id}  {sentence}")
     return 0

@@ -18,7 +18,7 @@ from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new_facts, write_embedder
+from glyphoxa_mcp.pipeline.fact_vectors import embed_new, write_embedder
 from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.storage.models import Fact, NewFact, Provenance, Visibility, build
@@ -137,9 +137,7 @@ async def run_fact_add(args: argparse.Namespace) -> int:
                 visibility=visibility_of(args, entities),
             )
         )
-        await embed_new_facts(
-            db, await write_embedder(db, app_settings(args).embedding), args.campaign
-        )
+        await embed_new(db, await write_embedder(db, app_settings(args).embedding), args.campaign)
     emit(args, stored.model_dump(mode="json"), f"fact:{stored.id}  {subject.name}: {stored.text}")
     return 0
 
@@ -167,9 +165,7 @@ async def run_fact_list(args: argparse.Namespace) -> int:
 async def run_retcon(args: argparse.Namespace) -> int:
     async with campaign_memory(args) as (db, memory):
         new = await memory.curation.retcon(fact_id(args.item), args.text)
-        await embed_new_facts(
-            db, await write_embedder(db, app_settings(args).embedding), args.campaign
-        )
+        await embed_new(db, await write_embedder(db, app_settings(args).embedding), args.campaign)
     emit(
         args,
         new.model_dump(mode="json"),

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from glyphoxa_mcp.correction.name_index import KnownName, NameIndex
 from glyphoxa_mcp.correction.words import letters
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new_facts
+from glyphoxa_mcp.pipeline.fact_vectors import embed_new
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.episodes import episode_id, session_of
@@ -264,7 +264,7 @@ async def extract_session(
             )
             facts += kept is not None  # None: the DM retconned this statement away
         await memory.log.mark_extracted([e.id for e in lines])
-        await embed_new_facts(memory.db, embedder, memory.campaign_id)
+        await embed_new(memory.db, embedder, memory.campaign_id)
     if (await memory.sessions.get(session_id)).dm_only:
         await memory.curation.hide_learned_in(session_id, episode_id(session_id))
     if dropped:

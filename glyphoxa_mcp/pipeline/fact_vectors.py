@@ -1,23 +1,30 @@
-"""Embedding facts, so `search_facts` finds them by meaning as well as by words.
+"""Embedding facts and relationships (as sentences), so `search_facts` finds them by
+meaning as well as by words.
 
-Every path that writes facts (a campaign load, `fact add`, `fact retcon`, extraction after
-a session or during play) stores them first and then calls `embed_new_facts`: the write
-never waits on, nor fails with, the embedder. What an unavailable embedder leaves without a
-vector is found by the next write path's call or by `embed_missing_facts`, the backfill
-behind `glyphoxa-mcp backfill-embeddings`: resumable, as each batch is committed on its
-own, and idempotent, as only facts without a vector are read.
+Every path that writes them (a campaign load, `fact add`, `fact retcon`, `relate`, an
+entity's rename, extraction after a session or during play) stores them first and then
+calls `embed_new`: the write never waits on, nor fails with, the embedder. What an
+unavailable embedder leaves without a vector is found by the next write path's call or by
+`embed_missing`, the backfill behind `glyphoxa-mcp backfill-embeddings`: resumable, as each
+batch is committed on its own, and idempotent, as only rows without a vector are read.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedding_model import check_embedding_model
 from glyphoxa_mcp.errors import ConfigurationError
 from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings, make_embedder
 from glyphoxa_mcp.providers.openai_errors import ProviderError
-from glyphoxa_mcp.storage.fact_vectors import FactVectors
+from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.storage.fact_vectors import (
+    FactVectors,
+    RelationshipVectors,
+    UnembeddedRelationship,
+)
 
 log = logging.getLogger(__name__)
 
@@ -37,35 +44,56 @@ async def write_embedder(db: Database, settings: EmbeddingSettings) -> Embedder 
     return embedder
 
 
-async def embed_missing_facts(
+@dataclass(frozen=True)
+class Embedded:
+    """How many facts and relationships were given a vector."""
+
+    facts: int = 0
+    relationships: int = 0
+
+
+async def embed_missing(
     db: Database, embedder: Embedder, campaign_id: str | None = None, *, batch: int = BATCH
-) -> int:
-    """Embed every current fact without a vector (in one campaign, or all with None), a
-    batch at a time, each batch committed; how many were embedded. An embedder failure
-    raises, leaving the batches before it stored."""
-    vectors = FactVectors(db, campaign_id)
-    embedded, after_id = 0, 0
-    while facts := await vectors.missing(after_id=after_id, limit=batch):
-        made = await embedder.embed([fact.text for fact in facts])
-        await vectors.store(list(zip(facts, made, strict=True)))
-        embedded += len(facts)
-        after_id = facts[-1].id
-    return embedded
+) -> Embedded:
+    """Embed every current fact and every relationship without a vector (in one campaign,
+    or all with None), a batch at a time, each batch committed. An embedder failure raises,
+    leaving the batches before it stored."""
+    facts = FactVectors(db, campaign_id)
+    fact_count, after_id = 0, 0
+    while waiting := await facts.missing(after_id=after_id, limit=batch):
+        made = await embedder.embed([fact.text for fact in waiting])
+        await facts.store(list(zip(waiting, made, strict=True)))
+        fact_count += len(waiting)
+        after_id = waiting[-1].id
+    relationships = RelationshipVectors(db, campaign_id)
+    relationship_count, after_id = 0, 0
+    while links := await relationships.missing(after_id=after_id, limit=batch):
+        made = await embedder.embed([sentence(link) for link in links])
+        await relationships.store(list(zip(links, made, strict=True)))
+        relationship_count += len(links)
+        after_id = links[-1].id
+    return Embedded(fact_count, relationship_count)
 
 
-async def embed_new_facts(db: Database, embedder: Embedder | None, campaign_id: str) -> int:
-    """After a write: embed the campaign's facts that have no vector yet; how many. An
-    embedder that is missing or fails is logged and leaves them for the backfill (the facts
-    themselves are stored already and found by their words meanwhile)."""
+def sentence(link: UnembeddedRelationship) -> str:
+    """What a relationship's vector is made from: the sentence search_facts shows for it."""
+    return relationship_sentence(link.source_name, link.rel_type, link.target_name)
+
+
+async def embed_new(db: Database, embedder: Embedder | None, campaign_id: str) -> Embedded:
+    """After a write: embed the campaign's facts and relationships that have no vector yet.
+    An embedder that is missing or fails is logged and leaves them for the backfill (they
+    are stored already, and found by their words meanwhile)."""
     if embedder is None:
-        return 0
+        return Embedded()
     try:
-        return await embed_missing_facts(db, embedder, campaign_id)
+        return await embed_missing(db, embedder, campaign_id)
     except (ProviderError, ConfigurationError) as exc:
         log.warning(
-            "facts of campaign %r were stored without a vector (%s); they are found by their "
-            "words until `glyphoxa-mcp backfill-embeddings` or the next write embeds them",
+            "facts or relationships of campaign %r were stored without a vector (%s); they are "
+            "found by their words until `glyphoxa-mcp backfill-embeddings` or the next write "
+            "embeds them",
             campaign_id,
             exc,
         )
-        return 0
+        return Embedded()

@@ -17,6 +17,7 @@ from typing import Literal
 from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.pipeline.extraction import ExtractionReport, extract_session
+from glyphoxa_mcp.pipeline.fact_vectors import embed_new
 from glyphoxa_mcp.pipeline.llm_summary import llm_summary
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.pipeline.summary import extractive_summary
@@ -140,6 +141,7 @@ async def end_session(
             )
         if session.dm_only:
             await writing.curation.hide_learned_in(session_id, episode.id)
+    await embed_new(db, embedder, campaign_id)  # the episode's relationships
     return EndReport(
         session_id,
         end,

@@ -1,4 +1,5 @@
-"""L3 fact search: full-text and vector rankings of current facts, filtered in SQL."""
+"""L3 fact search: full-text and vector rankings of current facts, and the vector ranking of
+relationships (by their sentences' vectors), filtered in SQL."""
 
 from __future__ import annotations
 
@@ -8,8 +9,18 @@ from datetime import datetime
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
-from glyphoxa_mcp.storage.knowledge_graph import FACT_COLUMNS, fact_from_row
-from glyphoxa_mcp.storage.models import FactMatch, checked_embedding, checked_query
+from glyphoxa_mcp.storage.knowledge_graph import (
+    FACT_COLUMNS,
+    RELATIONSHIP_COLUMNS,
+    fact_from_row,
+    relationship_from_row,
+)
+from glyphoxa_mcp.storage.models import (
+    FactMatch,
+    Relationship,
+    checked_embedding,
+    checked_query,
+)
 from glyphoxa_mcp.storage.sql_parts import Params, bm25_search, entity_visible, visible, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 
@@ -112,3 +123,44 @@ class FactQueries:
                 self._pool, approximate=approximate, exact=exact, args=params.values, k=k
             )
         return [FactMatch(fact=fact_from_row(row), score=1 - row["distance"]) for row in rows]
+
+    async def relationships_by_vector(
+        self, embedding: Sequence[float], filters: FactFilters, *, k: int, npc_id: str | None
+    ) -> list[tuple[Relationship, float]]:
+        """Embedded relationships whose sentences are nearest the query vector, with their
+        cosine similarity: those the NPC may know, both of whose ends it may know, touching
+        the filters' subjects and learned in their session. (Relationships have no story
+        time; real time is the caller's to check, from the provenance.)"""
+        vector = checked_embedding(embedding, self.dimension)
+        params = Params(self.campaign_id)
+        npc = params.add(npc_id)
+        query_vector = params.add(vector)
+        conditions = [
+            "r.campaign_id = $1",
+            "r.embedding IS NOT NULL",
+            visible("r", npc),
+            entity_visible("s", npc),
+            entity_visible("t", npc),
+        ]
+        if filters.subject_ids is not None:
+            subjects = params.add(list(filters.subject_ids))
+            conditions.append(
+                f"(r.source_id = ANY({subjects}::text[]) OR r.target_id = ANY({subjects}::text[]))"
+            )
+        if filters.session_id is not None:
+            conditions.append(f"r.provenance ->> 'session_id' = {params.add(filters.session_id)}")
+        select = f"""
+            SELECT {RELATIONSHIP_COLUMNS}, r.embedding <=> {query_vector} AS distance
+            FROM relationships r
+            JOIN entities s ON s.campaign_id = r.campaign_id AND s.id = r.source_id
+            JOIN entities t ON t.campaign_id = r.campaign_id AND t.id = r.target_id
+            WHERE {where(conditions)}
+        """
+        limit = params.add(k)
+        approximate = f"{select} ORDER BY r.embedding <=> {query_vector} LIMIT {limit}"
+        exact = exact_variant(select, "distance, id", limit)
+        with driver_errors("search relationships by meaning"):
+            rows = await nearest_rows(
+                self._pool, approximate=approximate, exact=exact, args=params.values, k=k
+            )
+        return [(relationship_from_row(row), 1 - row["distance"]) for row in rows]

@@ -12,6 +12,7 @@ from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
 from glyphoxa_mcp.storage.fact_queries import FactFilters
 from glyphoxa_mcp.storage.models import Entity, Fact, FactMatch, Relationship
+from glyphoxa_mcp.storage.vocabulary import is_bidirectional
 from glyphoxa_mcp.views.arguments import present, search_query
 from glyphoxa_mcp.views.limits import Clamped
 from glyphoxa_mcp.views.results import (
@@ -40,6 +41,8 @@ _STOP = frozenset(
 )
 
 Key = tuple[str, int]  # ("fact" | "relationship", id)
+# The ranking of relationships by meaning (reported as "meaning").
+_LINK_MEANING = "relationship meaning"
 
 
 async def search_facts(
@@ -109,14 +112,18 @@ class FactSearch:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
         npc = self.view.npc_id
 
-        async def nearest() -> list[FactMatch]:
+        async def nearest() -> tuple[list[FactMatch], list[tuple[Relationship, float]]]:
             vector = await self.view.embed_query_if_able(query)
             if vector is None:
                 self.words_only = True
-                return []
-            return await facts.by_vector(vector, self.filters, k=pool, npc_id=npc)
+                return [], []
+            near_facts, near_links = await concurrently(
+                lambda: facts.by_vector(vector, self.filters, k=pool, npc_id=npc),
+                lambda: self._relationships_near(vector, pool),
+            )
+            return near_facts, near_links
 
-        by_words, by_meaning, relationships = await concurrently(
+        by_words, (by_meaning, links_by_meaning), relationships = await concurrently(
             lambda: facts.by_text(query, self.filters, k=pool, npc_id=npc),
             nearest,
             lambda: self._relationships(query, subject),
@@ -126,16 +133,21 @@ class FactSearch:
         by_words = [m for m in by_words if self._readable(m.fact)]
         by_meaning = [m for m in by_meaning if self._readable(m.fact)]
         found = {m.fact.id: m.fact for m in (*by_words, *by_meaning)}
+        # Relationships nearest in meaning rank on their own, beside the facts: their short
+        # sentences lie nearer most questions than facts do, and in one ranking would crowd
+        # the facts out (tests/views/test_fact_search_recall.py measures both).
         fused = reciprocal_rank_fusion(
             {
                 "words": [("fact", m.fact.id) for m in by_words],
                 "meaning": [("fact", m.fact.id) for m in by_meaning],
+                _LINK_MEANING: [("relationship", r.id) for r, _ in links_by_meaning],
                 "graph": [("relationship", r.id) for r in relationships],
             }
         )
-        by_id = {r.id: r for r in relationships}
+        by_id = {r.id: r for r in relationships} | {r.id: r for r, _ in links_by_meaning}
         hits: list[FactHit] = []
-        for (kind, item_id), score, found_by in fused[:wanted]:
+        for (kind, item_id), score, rankings in fused[:wanted]:
+            found_by = tuple("meaning" if r == _LINK_MEANING else r for r in rankings)
             if kind == "fact":
                 hits.append(self._fact_hit(found[item_id], score, found_by))
             else:
@@ -150,6 +162,39 @@ class FactSearch:
             or redactor.mentions_hidden(fact.story_label or "")
         )
 
+    async def _relationships_near(
+        self, vector: list[float], pool: int
+    ) -> list[tuple[Relationship, float]]:
+        """Relationships whose sentences are nearest the query in meaning, best first; a
+        bidirectional pair once."""
+        if self._story_bounded():
+            return []  # relationships have no story time
+        near = await self.view.memory.facts.relationships_by_vector(
+            vector, self.filters, k=pool, npc_id=self.view.npc_id
+        )
+        kept: list[tuple[Relationship, float]] = []
+        pairs: set[tuple[frozenset[str], str]] = set()
+        for rel, score in near:
+            if not self._shown(rel):
+                continue
+            if is_bidirectional(rel.rel_type):
+                pair = (frozenset((rel.source_id, rel.target_id)), rel.rel_type)
+                if pair in pairs:
+                    continue
+                pairs.add(pair)
+            kept.append((rel, score))
+        return kept
+
+    def _shown(self, rel: Relationship) -> bool:
+        """Whether the viewer may read the relationship and the filters keep it."""
+        return (
+            rel.source_id in self.known
+            and rel.target_id in self.known
+            and rel.provenance.session_id not in self.withheld
+            and self._within_real_time(rel)
+            and self.filters.session_id in (None, rel.provenance.session_id)
+        )
+
     async def _relationships(self, query: str, subject: Entity | None) -> list[Relationship]:
         """Relationships of the entity asked about, or of those the query names, that share a
         word with the query, best first."""
@@ -162,16 +207,7 @@ class FactSearch:
             for rel in await self.view.memory.graph.relationships_of(
                 entity_id, npc_id=self.view.npc_id
             ):
-                if (
-                    rel.source_id not in self.known
-                    or rel.target_id not in self.known
-                    or rel.provenance.session_id in self.withheld
-                ):
-                    continue
-                if not self._within_real_time(rel) or self.filters.session_id not in (
-                    None,
-                    rel.provenance.session_id,
-                ):
+                if not self._shown(rel):
                     continue
                 sentence = self._sentence(rel).lower()
                 overlap = len(words & set(_WORD.findall(sentence)))

@@ -1,5 +1,6 @@
-"""The DM's commands that write facts leave them embedded, by the default offline model, and
-`backfill-embeddings` embeds what has no vector (in process: see tests/cli/runner.py)."""
+"""The DM's commands that write facts and relationships leave them embedded, by the default
+offline model, and `backfill-embeddings` embeds what has no vector (in process: see
+tests/cli/runner.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from glyphoxa_mcp.db.database import Database
 from tests.cli.conftest import Cli
 
 SAMPLE_FACTS = 9
+SAMPLE_LINKS = 28  # the file's 26 relationships, ALLIED_WITH and HOSTILE_TO stored both ways
 
 
 async def unembedded(db: Database) -> list[str]:
@@ -20,7 +22,14 @@ async def unembedded(db: Database) -> list[str]:
     return [r["text"] for r in rows]
 
 
-async def test_loading_adding_and_retconning_facts_embeds_them(
+async def unembedded_links(db: Database) -> int:
+    count: int = await db.pool.fetchval(
+        "SELECT count(*) FROM relationships WHERE embedding IS NULL"
+    )
+    return count
+
+
+async def test_loading_adding_retconning_relating_and_renaming_leave_everything_embedded(
     glyphoxa: Cli, db256: Database, tmp_path: Path
 ) -> None:
     campaign = tmp_path / "campaign.yaml"
@@ -44,6 +53,16 @@ async def test_loading_adding_and_retconning_facts_embeds_them(
     )
     assert current == SAMPLE_FACTS + 1
 
+    assert await unembedded_links(db256) == 0
+    dm("relate", "Ilvenna", "KNOWS", "Maelis")
+    assert await unembedded_links(db256) == 0
+    dm("entity", "edit", "Maelis", "--rename", "Maelis the Seer")
+    assert await unembedded_links(db256) == 0
+    sentence = await db256.pool.fetchval(
+        "SELECT count(*) FROM relationships WHERE target_id = 'maelis' AND embedding IS NOT NULL"
+    )
+    assert sentence == 1
+
 
 async def test_backfill_embeddings_embeds_old_facts_once(
     glyphoxa: Cli, db256: Database, tmp_path: Path
@@ -55,12 +74,15 @@ async def test_backfill_embeddings_embeds_old_facts_once(
     await db256.pool.execute("UPDATE facts SET embedding = NULL")
     assert len(await unembedded(db256)) == SAMPLE_FACTS
 
+    await db256.pool.execute("UPDATE relationships SET embedding = NULL")
+
     first = glyphoxa("backfill-embeddings")
     assert first.returncode == 0, first.stderr
-    assert f"{SAMPLE_FACTS} facts without a vector" in first.stdout
-    assert f"embedded {SAMPLE_FACTS} facts" in first.stdout
+    assert f"{SAMPLE_FACTS} facts and {SAMPLE_LINKS} relationships without" in first.stdout
+    assert f"embedded {SAMPLE_FACTS} facts and {SAMPLE_LINKS} relationships" in first.stdout
     assert await unembedded(db256) == []
+    assert await unembedded_links(db256) == 0
 
     again = glyphoxa("backfill-embeddings", "--campaign", "demo")
     assert again.returncode == 0, again.stderr
-    assert again.stdout.strip() == "0 facts without a vector"
+    assert again.stdout.strip() == "0 facts and 0 relationships without a vector"

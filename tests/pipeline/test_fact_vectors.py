@@ -13,17 +13,18 @@ from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.pipeline.extraction import extract_session
-from glyphoxa_mcp.pipeline.fact_vectors import embed_missing_facts, embed_new_facts
+from glyphoxa_mcp.pipeline.fact_vectors import Embedded, embed_missing, embed_new
 from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.providers.openai_errors import ProviderError
-from glyphoxa_mcp.storage.fact_vectors import FactVectors
+from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewFact, NewSession, Provenance
+from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewFact, NewSession, Provenance
 from tests.providers.fake_openai import chat, serve
 from tests.storage.graph_fixtures import build_village
 
 SAMPLE_FACTS = 9
+SAMPLE_LINKS = 28  # the file's 26 relationships, ALLIED_WITH and HOSTILE_TO stored both ways
 
 
 class FailingAfter:
@@ -81,11 +82,11 @@ async def test_facts_written_while_the_embedder_is_down_are_kept_and_the_backfil
     assert len(stored) == SAMPLE_FACTS and all(v is None for v in stored.values())
     assert await FactVectors(db384).count_missing() == SAMPLE_FACTS
 
-    assert await embed_missing_facts(db384, offline_embedder) == SAMPLE_FACTS
+    assert await embed_missing(db384, offline_embedder) == Embedded(SAMPLE_FACTS, SAMPLE_LINKS)
     filled = await vectors(db384)
     assert all(v is not None for v in filled.values())
     # Again: nothing to do, nothing changed.
-    assert await embed_missing_facts(db384, offline_embedder) == 0
+    assert await embed_missing(db384, offline_embedder) == Embedded()
     assert await vectors(db384) == filled
 
 
@@ -94,10 +95,12 @@ async def test_a_backfill_cut_short_keeps_its_committed_batches_and_resumes(
 ) -> None:
     await load_sample(db384, None)
     with pytest.raises(ProviderError):
-        await embed_missing_facts(db384, FailingAfter(offline_embedder, calls=2), batch=2)
+        await embed_missing(db384, FailingAfter(offline_embedder, calls=2), batch=2)
     assert await FactVectors(db384).count_missing() == SAMPLE_FACTS - 4
-    assert await embed_missing_facts(db384, offline_embedder, batch=2) == SAMPLE_FACTS - 4
+    resumed = await embed_missing(db384, offline_embedder, batch=2)
+    assert resumed == Embedded(SAMPLE_FACTS - 4, SAMPLE_LINKS)
     assert await FactVectors(db384).count_missing() == 0
+    assert await RelationshipVectors(db384).count_missing() == 0
 
 
 async def test_the_backfill_keeps_to_the_campaign_it_is_given(
@@ -107,7 +110,8 @@ async def test_the_backfill_keeps_to_the_campaign_it_is_given(
     await build_village(semantic_memory)
     in_village = await FactVectors(db384, "ashfall").count_missing()
     assert in_village > 0
-    assert await embed_missing_facts(db384, offline_embedder, "demo") == SAMPLE_FACTS
+    embedded = await embed_missing(db384, offline_embedder, "demo")
+    assert embedded == Embedded(SAMPLE_FACTS, SAMPLE_LINKS)
     assert await FactVectors(db384, "ashfall").count_missing() == in_village
     assert await FactVectors(db384).count_missing() == in_village
 
@@ -120,7 +124,7 @@ async def test_a_retconned_fact_is_embedded_under_its_new_text(
     (berrit,) = await memory.graph.facts_about("berrit")
     new = await memory.curation.retcon(berrit.id, "Old Berrit mends nets by the lighthouse.")
     assert (await vectors(db384))[new.text] is None  # written first: the write never waits
-    assert await embed_new_facts(db384, offline_embedder, "demo") == 1
+    assert await embed_new(db384, offline_embedder, "demo") == Embedded(facts=1)
     (expected,) = await offline_embedder.embed([new.text])
     assert (await vectors(db384))[new.text] == pytest.approx(expected, abs=1e-6)
 
@@ -133,8 +137,8 @@ async def test_embedding_new_facts_without_an_embedder_or_with_one_down_keeps_th
         NewFact(subject_id="grimjaw", text="Grimjaw hums while he works.", provenance=Provenance())
     )
     missing = await FactVectors(db384, "ashfall").count_missing()
-    assert await embed_new_facts(db384, None, "ashfall") == 0
-    assert await embed_new_facts(db384, FailingAfter(offline_embedder), "ashfall") == 0
+    assert await embed_new(db384, None, "ashfall") == Embedded()
+    assert await embed_new(db384, FailingAfter(offline_embedder), "ashfall") == Embedded()
     assert await FactVectors(db384, "ashfall").count_missing() == missing
     assert "Grimjaw hums while he works." in await vectors(db384)
 
@@ -143,7 +147,7 @@ async def test_extraction_embeds_the_facts_it_stores(
     db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
     await build_village(semantic_memory)
-    await embed_missing_facts(db384, offline_embedder)
+    await embed_missing(db384, offline_embedder)
     await semantic_memory.sessions.upsert(NewSession(id="s2"))
     await semantic_memory.log.append_many(
         "s2",
@@ -177,3 +181,24 @@ async def test_extraction_embeds_the_facts_it_stores(
     assert report.facts == 1
     assert (await vectors(db384))["Grimjaw sings old war songs at his forge."] is not None
     assert await FactVectors(db384).count_missing() == 0
+
+
+async def test_a_renamed_entity_s_relationships_are_embedded_again_under_the_new_name(
+    db384: Database, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    await load_sample(db384, offline_embedder)
+    memory = CampaignMemory(db384, "demo")
+    assert await RelationshipVectors(db384).count_missing() == 0
+    dovrek = await memory.graph.get_entity("dovrek")
+    await memory.graph.upsert_entity(
+        NewEntity(id=dovrek.id, type=dovrek.type, name="Dovrek the Quiet")
+    )
+    # Its two relationships read differently now; the others keep their vectors.
+    assert await RelationshipVectors(db384).count_missing() == 2
+    assert await embed_new(db384, offline_embedder, "demo") == Embedded(relationships=2)
+    stored = await db384.pool.fetchval(
+        "SELECT embedding FROM relationships "
+        "WHERE source_id = 'dovrek' AND rel_type = 'EMPLOYED_BY'"
+    )
+    (expected,) = await offline_embedder.embed(["Dovrek the Quiet is employed by Tarquel."])
+    assert stored.to_list() == pytest.approx(expected, abs=1e-6)
