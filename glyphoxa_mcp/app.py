@@ -8,6 +8,7 @@ the `App` for memories and views, instead of each wiring the database and provid
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -16,8 +17,11 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedding_model import check_embedding_model
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder, make_embedder
+from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -43,9 +47,21 @@ class App:
 
     async def warm_up(self) -> None:
         """Load the offline embedding model now (seconds on a busy machine), not in the first
-        search, which a tier's deadline would cancel. A remote embedder is not called."""
+        search, which a tier's deadline would cancel. A remote embedder is not called. Says
+        when facts or relationships wait for a vector (search_facts finds those by words
+        alone until `backfill-embeddings` embeds them)."""
         if self.settings.embedding.resolved_provider == "local":
             await self.embedder.embed(["warm up"])
+        facts = await FactVectors(self.db).count_missing()
+        relationships = await RelationshipVectors(self.db).count_missing()
+        if facts or relationships:
+            log.warning(
+                "%d facts and %d relationships have no vector yet (written before they were "
+                "embedded, or while the embedder was down): search_facts finds them by words "
+                "alone until `glyphoxa-mcp backfill-embeddings` embeds them",
+                facts,
+                relationships,
+            )
 
 
 @contextlib.asynccontextmanager
