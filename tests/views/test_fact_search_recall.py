@@ -101,3 +101,28 @@ async def test_embedded_facts_are_found_by_questions_in_other_words(db256: Datab
     assert by_meaning["facts@1"] >= 0.4
     assert by_meaning["facts@5"] >= 0.66
     assert by_meaning["relationships@5"] >= 0.5
+
+
+async def test_a_secret_relationship_is_found_by_meaning_only_by_those_who_know_it(
+    db256: Database,
+) -> None:
+    embedder = offline_embedder(db256.embedding_dim)
+    file = parse_campaign_file(bundled("campaign.yaml"), "campaign.yaml")
+    await load_campaign(db256, file, "demo", embedder=embedder)
+    memory = CampaignMemory(db256, "demo")
+    # Names no one (so only the meaning half finds relationships), and asks for more than
+    # there are: each viewer gets every relationship it may read.
+    question = "Who belongs to which crew?"
+    secret = "Old Berrit is a member of Salt Knives."
+
+    async def found_by(npc_id: str | None) -> list[str]:
+        view = await View.open(memory, npc_id, embedder)
+        return [hit.text for hit in (await view.search_facts(question, clamp(50, 50))).results]
+
+    assert secret in await found_by(None)  # the DM
+    assert secret in await found_by("berrit")
+    for npc in ("brannoch", "captain-ysolde", "maelis"):
+        texts = await found_by(npc)
+        assert "Tarquel is a member of Merchants' Guild." in texts  # found by meaning
+        assert secret not in texts
+        assert not any("Salt Knives" in text for text in texts)
