@@ -155,6 +155,16 @@ class Database:
         self.guard = guard or MemoryGuard(location.dsn)
         if guard is None and isinstance(pool, asyncpg.Pool):
             self.guard.on_recovered(self._renew_connections)
+            self.guard.saturated = self._saturated
+
+    def _saturated(self) -> bool:
+        """Every pooled connection is taken: a call may be waiting for one."""
+        pool = self.pool
+        if not isinstance(pool, asyncpg.Pool):
+            return False
+        idle: int = pool.get_idle_size()
+        size: int = pool.get_size()
+        return idle == 0 and size >= int(pool.get_max_size())
 
     async def _renew_connections(self) -> None:
         """After an outage, idle pooled connections may be dead: replace each at its next use."""

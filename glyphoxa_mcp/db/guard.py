@@ -49,6 +49,11 @@ class DeadlineExceeded(Exception):
     """The call ran past its deadline while the database was answering."""
 
 
+class MemoryBusy(DeadlineExceeded):
+    """The call ran past its deadline with every database connection taken: the server is
+    overloaded, not the call too big."""
+
+
 @dataclass
 class Probe:
     started: float
@@ -72,6 +77,8 @@ class MemoryGuard:
         self._wake = anyio.Event()
         self._down = anyio.Event()
         self._recovered: list[Callable[[], Awaitable[None]]] = []
+        # Whether every pooled connection is taken (set by the Database the guard watches).
+        self.saturated: Callable[[], bool] = lambda: False
 
     @property
     def watching(self) -> bool:
@@ -155,6 +162,8 @@ class MemoryGuard:
                     raise MemoryUnavailableError() from cause
         if probe is not None and probe.ok is not True:
             raise MemoryUnavailableError()
+        if self.saturated():
+            raise MemoryBusy()
         raise DeadlineExceeded()
 
     async def unless_down(self, call: Callable[[], Awaitable[T]]) -> T:

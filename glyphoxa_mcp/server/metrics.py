@@ -36,6 +36,7 @@ class Outcome(StrEnum):
     ERROR = "error"
     REFUSED = "refused"
     DEADLINE = "deadline"
+    BUSY = "busy"
     UNAVAILABLE = "unavailable"
 
 

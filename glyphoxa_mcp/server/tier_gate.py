@@ -20,7 +20,13 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from glyphoxa_mcp.db.guard import UNAVAILABLE, DeadlineExceeded, MemoryGuard, MemoryUnavailableError
+from glyphoxa_mcp.db.guard import (
+    UNAVAILABLE,
+    DeadlineExceeded,
+    MemoryBusy,
+    MemoryGuard,
+    MemoryUnavailableError,
+)
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
 from glyphoxa_mcp.server.tiers import TierPolicy
@@ -121,6 +127,13 @@ class TierGate:
         except MemoryUnavailableError:
             message = f"{name}: {UNAVAILABLE}"
             outcome = Outcome.UNAVAILABLE
+        except MemoryBusy:
+            message = (
+                f"{name}: memory is busy (every database connection is in use) and the call "
+                f"was cancelled at the {self.policy.tier.value} tier's deadline of "
+                f"{self.policy.deadline_ms} ms. Try again in a moment."
+            )
+            outcome = Outcome.BUSY
         except DeadlineExceeded:
             log.warning("%s passed the %s deadline and was cancelled", name, self.policy.tier.value)
             message = (

@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from glyphoxa_mcp.db.backoff import Backoff
+from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.guard import DeadlineExceeded, MemoryGuard, MemoryUnavailableError
 from glyphoxa_mcp.errors import DatabaseUnavailableError
 from tests.conftest import PostgresForTests
@@ -86,3 +87,14 @@ async def test_long_work_is_cancelled_when_the_database_stops_answering() -> Non
 async def test_an_unwatched_guard_still_looks_when_asked(test_server: PostgresForTests) -> None:
     assert await MemoryGuard(test_server.admin_dsn).confirm(1.0) is True
     assert await MemoryGuard(nothing_listening()).confirm(1.0) is False
+
+
+async def test_a_pool_with_every_connection_taken_is_saturated(db: Database) -> None:
+    small = await Database.open_dsn(db.location, db.embedding_dim, min_size=1, max_size=1)
+    try:
+        assert not small.guard.saturated()
+        async with small.pool.acquire():
+            assert small.guard.saturated()
+        assert not small.guard.saturated()
+    finally:
+        await small.close()

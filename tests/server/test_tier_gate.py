@@ -12,6 +12,7 @@ from mcp.client import Client
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
 
+from glyphoxa_mcp.db.guard import MemoryGuard
 from glyphoxa_mcp.server.tier_gate import TierGate
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.server.tool_names import NameStyle, ToolName
@@ -93,6 +94,22 @@ async def test_a_call_past_the_deadline_is_cancelled_and_the_server_keeps_servin
         assert "deadline of 50 ms and was cancelled" in slow.content[0].text
         quick = await client.call_tool("memory.query_entities", {"value": 2})
         assert not quick.is_error and quick.structured_content["value"] == 2
+
+
+async def test_past_the_deadline_with_every_connection_taken_the_answer_says_memory_is_busy(
+    mode: str,
+) -> None:
+    overloaded = MemoryGuard(dsn="")
+    overloaded.saturated = lambda: True
+    gate = TierGate(tier_policy(Tier.FAST, 50), NameStyle.DOTTED, guard=overloaded)
+    server = MCPServer("gate-test", middleware=[gate])
+    server.add_tool(stand_in("q"), name=ToolName.QUERY_ENTITIES.value, description="stand-in")
+    async with Client(server, mode=mode) as client:
+        with anyio.fail_after(5):
+            slow = await client.call_tool("memory.query_entities", {"value": 1, "sleep_ms": 3000})
+    assert slow.is_error
+    assert "memory is busy" in slow.content[0].text
+    assert "deeper tier" not in slow.content[0].text
 
 
 async def test_names_that_are_not_ours_pass_through_to_the_sdk(mode: str) -> None:
