@@ -47,7 +47,6 @@ class ChangeFeed:
         self.dsn = dsn
         self.on_change = on_change
         self.on_resync = on_resync
-        self.connected = False
         self._send, self._receive = anyio.create_memory_object_stream[Change](max_buffer_size=1000)
         self._lost = anyio.Event()
         self._wake = anyio.Event()
@@ -68,7 +67,6 @@ class ChangeFeed:
             raise
         self._lost = anyio.Event()
         conn.add_termination_listener(lambda _conn: self._lost.set())
-        self.connected = True
         return conn
 
     def _received(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
@@ -96,7 +94,6 @@ class ChangeFeed:
             while True:
                 await self._until_lost(conn)
                 conn.terminate()
-                self.connected = False
                 lost_at = anyio.current_time()
                 log.warning("change feed lost its connection; reconnecting")
                 conn = await self._reconnect()
@@ -133,7 +130,7 @@ class ChangeFeed:
             self._wake = anyio.Event()
             try:
                 return await self.connect()
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError):
+            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):  # timeouts too
                 continue
 
 

@@ -80,10 +80,6 @@ class MemoryGuard:
         # Whether every pooled connection is taken (set by the Database the guard watches).
         self.saturated: Callable[[], bool] = lambda: False
 
-    @property
-    def watching(self) -> bool:
-        return self._tasks is not None
-
     def on_recovered(self, listener: Callable[[], Awaitable[None]]) -> Callable[[], None]:
         """Run `listener` each time the database is back; returns what stops that."""
         self._recovered.append(listener)

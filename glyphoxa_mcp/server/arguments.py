@@ -31,7 +31,6 @@ from mcp.server.mcpserver.utilities.context_injection import find_context_parame
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata, func_metadata
 from mcp.shared.exceptions import MCPError
 from mcp.shared.uri_template import UriTemplate
-from mcp.types import CallToolResult
 from mcp_types import INVALID_PARAMS
 from pydantic import ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -45,6 +44,7 @@ from glyphoxa_mcp.server.resources import (
     VOCABULARY_URI,
 )
 from glyphoxa_mcp.server.tier_gate import tool_error
+from glyphoxa_mcp.server.wire import as_wire, is_error
 from glyphoxa_mcp.views.arguments import quoted
 from glyphoxa_mcp.views.limits import MAX_ID, MAX_UTTERANCE
 
@@ -343,10 +343,10 @@ def answered(error: MCPError, protocol_version: str | None, uri: str | None) -> 
 
 def _capped(result: HandlerResult) -> HandlerResult:
     """An error result's text cut to 1 kB; other results as they are."""
-    if isinstance(result, CallToolResult) and result.is_error:
-        result = result.model_dump(by_alias=True, exclude_none=True)
-    if not isinstance(result, dict) or not result.get("isError"):
+    if not is_error(result):
         return result
+    result = as_wire(result)
+    assert isinstance(result, dict)
     content = [
         {**block, "text": fit(block["text"])}
         if isinstance(block, dict) and isinstance(block.get("text"), str)

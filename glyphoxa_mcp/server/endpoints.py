@@ -140,6 +140,19 @@ class EndpointRegistry:
             tier: ServerState(view, policy) for tier, policy in self.settings.policies.items()
         }
         apps: dict[Tier | None, ASGIApp] = {}
+        # Shielded (no database here): sessions started for some tiers and then cancelled
+        # would keep running in the long-lived task group without being kept.
+        with anyio.CancelScope(shield=True):
+            made = await self._start_tiers(states, subscriptions, apps)
+        log.info("serving %s", viewer.describe())
+        return ViewerEndpoints(viewer, subscriptions, made)
+
+    async def _start_tiers(
+        self,
+        states: dict[Tier, ServerState],
+        subscriptions: HotSubscriptions,
+        apps: dict[Tier | None, ASGIApp],
+    ) -> dict[Tier | None, ASGIApp]:
         for tier, state in states.items():
             server = build_server(
                 state,
@@ -150,8 +163,7 @@ class EndpointRegistry:
             )
             apps[tier] = _http_app(server)
             await self._run_sessions(server)
-        log.info("serving %s", viewer.describe())
-        return ViewerEndpoints(viewer, subscriptions, apps)
+        return apps
 
     async def _make_recorder(self, viewer: Viewer) -> ViewerEndpoints:
         """A campaign's recorder: served beside every viewer, or beside the one viewer of

@@ -8,9 +8,13 @@ from typing import Any
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
+# What a stop waits for: answers being worked out. A subscription stream stays open for as
+# long as its client listens, so it is not waited for.
+COUNTED = frozenset({"tools/call", "resources/read", "completion/complete"})
+
 
 class InFlight:
-    """MCP middleware counting the requests under way."""
+    """MCP middleware counting the calls and reads under way."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -20,8 +24,11 @@ class InFlight:
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        if ctx.method not in COUNTED:
+            return await call_next(ctx)
+        if self.count == 0:
+            self._idle = anyio.Event()
         self.count += 1
-        self._idle = anyio.Event()
         try:
             return await call_next(ctx)
         finally:

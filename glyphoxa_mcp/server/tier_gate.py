@@ -31,6 +31,7 @@ from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
 from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.server.tool_names import NameStyle, advertised, canonical
+from glyphoxa_mcp.server.wire import is_error, texts
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +42,11 @@ def tool_error(message: str) -> CallToolResult:
 
 def is_unavailable(result: HandlerResult) -> bool:
     """Whether a tool's answer is the one every lost database connection gets."""
-    if not isinstance(result, CallToolResult) or not result.is_error:
-        return False
-    return any(isinstance(c, TextContent) and c.text == UNAVAILABLE for c in result.content)
+    return is_error(result) and any(UNAVAILABLE in text for text in texts(result))
 
 
 def _outcome(result: HandlerResult) -> Outcome:
-    is_error = isinstance(result, CallToolResult) and result.is_error
-    return Outcome.ERROR if is_error else Outcome.OK
+    return Outcome.ERROR if is_error(result) else Outcome.OK
 
 
 def resource_name(uri: str) -> str:

@@ -113,6 +113,8 @@ class View:
         """The query's vector, or None when the embedder fails or would take more than half
         the time left before the call's deadline: a search then ranks by words alone rather
         than fail or run out of time (a remote embedder down, or slow under load)."""
+        if self.embedder is None:  # a server set up without one: words alone, no warning
+            return None
         deadline = anyio.current_effective_deadline()
         limit = (deadline - anyio.current_time()) * EMBED_SHARE_OF_TIME_LEFT
         with anyio.move_on_after(limit if math.isfinite(limit) else None):

@@ -69,10 +69,21 @@ async def test_with_token_auth_and_no_metrics_token_the_page_says_how_to_enable_
     assert page.status_code == 403 and "GLYPHOXA_METRICS_TOKEN" in page.json()["error"]
 
 
-async def test_on_loopback_without_auth_metrics_are_open(db: Database) -> None:
+async def test_on_loopback_without_auth_metrics_are_open_and_count_failed_calls(
+    db: Database,
+) -> None:
+    await load_demo(db)
     async with (
         serving(db, auth=False, metrics=Metrics()) as base,
         httpx.AsyncClient(base_url=base) as http,
     ):
+        url = f"{base}/c/demo/dm/standard/mcp"
+        with anyio.fail_after(30):
+            async with Client(url) as client:
+                failed = await client.call_tool(
+                    "memory.get_session_summary", {"session_id": "never-played"}
+                )
         page = await http.get("/metrics")
-    assert page.status_code == 200 and "glyphoxa_calls" in page.text
+    assert failed.is_error
+    assert page.status_code == 200
+    assert 'name="memory.get_session_summary",reason="error",tier="STANDARD"} 1.0' in page.text

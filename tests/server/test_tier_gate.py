@@ -10,12 +10,14 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-from glyphoxa_mcp.db.guard import MemoryGuard
+from glyphoxa_mcp.db.guard import UNAVAILABLE, MemoryGuard
 from glyphoxa_mcp.server.tier_gate import TierGate
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.server.tool_names import NameStyle, ToolName
+from tests.conftest import PostgresForTests
 
 MODES = ["legacy", "auto"]
 
@@ -110,6 +112,27 @@ async def test_past_the_deadline_with_every_connection_taken_the_answer_says_mem
     assert slow.is_error
     assert "memory is busy" in slow.content[0].text
     assert "deeper tier" not in slow.content[0].text
+
+
+async def test_a_call_that_lost_its_connection_is_tried_once_more_when_the_database_answers(
+    test_server: PostgresForTests,
+) -> None:
+    calls: list[int] = []
+
+    async def flaky(value: int) -> Echo:
+        calls.append(value)
+        if len(calls) == 1:  # a pooled connection the restart left dead
+            raise ToolError(UNAVAILABLE)
+        return Echo(tool="q", value=value)
+
+    guard = MemoryGuard(test_server.admin_dsn)  # answering
+    gate = TierGate(tier_policy(Tier.STANDARD, 5_000), NameStyle.DOTTED, guard=guard)
+    server = MCPServer("gate-test", middleware=[gate])
+    server.add_tool(flaky, name=ToolName.QUERY_ENTITIES.value, description="stand-in")
+    async with Client(server) as client:
+        result = await client.call_tool("memory.query_entities", {"value": 7})
+    assert not result.is_error and result.structured_content["value"] == 7
+    assert calls == [7, 7]
 
 
 async def test_names_that_are_not_ours_pass_through_to_the_sdk(mode: str) -> None:
