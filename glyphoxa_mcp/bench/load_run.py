@@ -28,9 +28,8 @@ from mcp.shared.exceptions import MCPError
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.access import Viewer
-from glyphoxa_mcp.app import App, open_app
-from glyphoxa_mcp.bench import loader
-from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
+from glyphoxa_mcp.app import App
+from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.bench.http_serve import serving
 from glyphoxa_mcp.bench.load import (
     CONNECT,
@@ -58,22 +57,17 @@ from glyphoxa_mcp.bench.operations import (
     database_round_trip,
     query_embedding,
 )
-from glyphoxa_mcp.bench.report import IN_PROCESS, NO_SCOPE, DatasetReport, Measurement
+from glyphoxa_mcp.bench.report import IN_PROCESS, NO_SCOPE, Measurement
 from glyphoxa_mcp.bench.runner import (
     BenchSettings,
     Say,
     _database_report,
     _own_errors,
-    _prepare,
-    bench_location,
+    prepared_bench,
 )
 from glyphoxa_mcp.bench.timing import measure, summarise
-from glyphoxa_mcp.bench.vectors import DIMENSION
 from glyphoxa_mcp.bench.workload import VARIANTS, Workload, build_workload
-from glyphoxa_mcp.config import DatabaseSettings, Settings
-from glyphoxa_mcp.db.database import migrate_dsn
 from glyphoxa_mcp.mcp_text import text_of
-from glyphoxa_mcp.providers.embeddings import EmbeddingSettings
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.vocabulary import EntityType
@@ -292,34 +286,21 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
     where = BenchSettings(
         spec=settings.spec, dsn=settings.dsn, data_dir=settings.data_dir, replace=settings.replace
     )
-    async with bench_location(where) as location:
-        say(f"database: {location.description}")
-        await migrate_dsn(location.dsn, DIMENSION)
-        say(f"generating the dataset {settings.spec.model_dump()}")
-        began = time.perf_counter()
-        dataset = await anyio.to_thread.run_sync(generate, settings.spec)
-        generate_s = time.perf_counter() - began
-        load = await _prepare(location, dataset, settings.replace, say)
-        rows = await loader.row_counts(location.dsn)
-        offline = Settings(
-            database=DatabaseSettings.build(dsn=location.dsn, embedding_dim=DIMENSION),
-            embedding=EmbeddingSettings(provider="local"),
+    async with prepared_bench(where, say) as prepared:
+        dataset, app = prepared.dataset, prepared.app
+        viewers = viewers_of(settings.clients, table_npcs(dataset))
+        context = BenchContext(
+            db=app.db,
+            dataset=dataset,
+            embedder=app.embedder,
+            queries=build_workload(dataset, None).queries,
         )
-        async with open_app(offline) as app:
-            await app.warm_up()
-            viewers = viewers_of(settings.clients, table_npcs(dataset))
-            context = BenchContext(
-                db=app.db,
-                dataset=dataset,
-                embedder=app.embedder,
-                queries=build_workload(dataset, None).queries,
-            )
-            say("timing the yardsticks")
-            before = await _yardstick(context)
-            driven = await _drive(app, dataset, settings, viewers, say)
-            say("timing the yardsticks again")
-            after = await _yardstick(context)
-            database = await _database_report(app.db)
+        say("timing the yardsticks")
+        before = await _yardstick(context)
+        driven = await _drive(app, dataset, settings, viewers, say)
+        say("timing the yardsticks again")
+        after = await _yardstick(context)
+        database = await _database_report(app.db)
     deadline_ms = tier_policy(TIER).deadline_ms
     return LoadReport(
         glyphoxa_version=__version__,
@@ -327,9 +308,7 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
         command=" ".join(["glyphoxa-mcp", *sys.argv[1:]]),
         machine=machine.model_copy(update={"load_average_end": round(os.getloadavg()[0], 2)}),
         database=database,
-        dataset=DatasetReport(
-            spec=settings.spec, rows=rows, generate_s=round(generate_s, 2), load=load
-        ),
+        dataset=prepared.dataset_report,
         clients=settings.clients,
         seconds=settings.seconds,
         elapsed_s=round(driven.elapsed_s, 3),

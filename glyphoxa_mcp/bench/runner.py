@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from mcp.client import Client
 from pydantic import BaseModel, ConfigDict, Field
 
 from glyphoxa_mcp import __version__
-from glyphoxa_mcp.app import open_app
+from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.bench import loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
 from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
@@ -261,9 +262,21 @@ async def run_bench(settings: BenchSettings, say: Say) -> BenchReport:
         return await _run(settings, say)
 
 
-async def _run(settings: BenchSettings, say: Say) -> BenchReport:
-    started_at = datetime.now(UTC)
-    machine = this_machine()
+@dataclass(frozen=True)
+class PreparedBench:
+    """The bench's campaign loaded (or found loaded), and the app over it."""
+
+    location: DatabaseLocation
+    dataset: Dataset
+    dataset_report: DatasetReport
+    app: App
+
+
+@contextlib.asynccontextmanager
+async def prepared_bench(settings: BenchSettings, say: Say) -> AsyncIterator[PreparedBench]:
+    """The database the settings name, migrated, with this dataset loaded (reused when it is
+    already), and the offline app over it with its model loaded: what every bench command
+    measures on."""
     async with bench_location(settings) as location:
         say(f"database: {location.description}")
         await migrate_dsn(location.dsn, DIMENSION)
@@ -272,7 +285,12 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         dataset = await anyio.to_thread.run_sync(generate, settings.spec)
         generate_s = time.perf_counter() - began
         load = await _prepare(location, dataset, settings.replace, say)
-        rows = await loader.row_counts(location.dsn)
+        report = DatasetReport(
+            spec=settings.spec,
+            rows=await loader.row_counts(location.dsn),
+            generate_s=round(generate_s, 2),
+            load=load,
+        )
         offline = Settings(
             database=DatabaseSettings.build(dsn=location.dsn, embedding_dim=DIMENSION),
             embedding=EmbeddingSettings(provider="local"),
@@ -280,48 +298,53 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         async with open_app(offline) as app:
             # Load the model now: its first use takes seconds, which no measurement should see.
             await app.warm_up()
-            db, embedder = app.db, app.embedder
-            measurements: list[Measurement] = []
-            queries: list[str] = []
-            for npc_id in (None, dataset.bench_npc):
-                workload = build_workload(dataset, npc_id)
-                queries += workload.queries
-                measurements += await _measure_scope(
-                    db, location.dsn, workload, embedder, settings, say
+            yield PreparedBench(location, dataset, report, app)
+
+
+async def _run(settings: BenchSettings, say: Say) -> BenchReport:
+    started_at = datetime.now(UTC)
+    machine = this_machine()
+    async with prepared_bench(settings, say) as prepared:
+        location, dataset, app = prepared.location, prepared.dataset, prepared.app
+        dataset_report = prepared.dataset_report
+        db, embedder = app.db, app.embedder
+        measurements: list[Measurement] = []
+        queries: list[str] = []
+        for npc_id in (None, dataset.bench_npc):
+            workload = build_workload(dataset, npc_id)
+            queries += workload.queries
+            measurements += await _measure_scope(
+                db, location.dsn, workload, embedder, settings, say
+            )
+        context = BenchContext(db=db, dataset=dataset, embedder=embedder, queries=queries)
+        for operations in (*STANDALONE, name_correction):
+            measurements += await _timed(operations(context), NO_SCOPE, IN_PROCESS, settings, say)
+        ingestion = None
+        if settings.ingest_utterances:
+            say(f"ingesting and processing {settings.ingest_utterances} utterances")
+            sessions = new_sessions(dataset, settings.ingest_utterances)
+            try:
+                ingestion = await measure_ingestion(db, sessions, embedder)
+            finally:
+                await forget_ingested(location.dsn)
+        live = None
+        if settings.live_lines:
+            say(f"recording {settings.live_lines} lines live into a session of {LIVE_BEFORE}")
+            (before,) = new_sessions(dataset, LIVE_BEFORE, seed=1)
+            try:
+                live = await measure_live_recording(
+                    app, dataset.bench_npc, before, settings.live_lines
                 )
-            context = BenchContext(db=db, dataset=dataset, embedder=embedder, queries=queries)
-            for operations in (*STANDALONE, name_correction):
-                measurements += await _timed(
-                    operations(context), NO_SCOPE, IN_PROCESS, settings, say
-                )
-            ingestion = None
-            if settings.ingest_utterances:
-                say(f"ingesting and processing {settings.ingest_utterances} utterances")
-                sessions = new_sessions(dataset, settings.ingest_utterances)
-                try:
-                    ingestion = await measure_ingestion(db, sessions, embedder)
-                finally:
-                    await forget_ingested(location.dsn)
-            live = None
-            if settings.live_lines:
-                say(f"recording {settings.live_lines} lines live into a session of {LIVE_BEFORE}")
-                (before,) = new_sessions(dataset, LIVE_BEFORE, seed=1)
-                try:
-                    live = await measure_live_recording(
-                        app, dataset.bench_npc, before, settings.live_lines
-                    )
-                finally:
-                    await forget_ingested(location.dsn)
-            database = await _database_report(db)
+            finally:
+                await forget_ingested(location.dsn)
+        database = await _database_report(db)
     return BenchReport(
         glyphoxa_version=__version__,
         started_at=started_at,
         command=" ".join(["glyphoxa-mcp", *sys.argv[1:]]),
         machine=machine.model_copy(update={"load_average_end": round(os.getloadavg()[0], 2)}),
         database=database,
-        dataset=DatasetReport(
-            spec=settings.spec, rows=rows, generate_s=round(generate_s, 2), load=load
-        ),
+        dataset=dataset_report,
         tier=settings.tier.value,
         samples=settings.samples,
         warmup=settings.warmup,
