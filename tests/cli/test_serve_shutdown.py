@@ -85,16 +85,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(
+def running(
     log: Path, *args: str, env: dict[str, str] | None = None, clean: bool = True
 ) -> Iterator[subprocess.Popen[str]]:
-    """`glyphoxa-mcp serve ARGS`, its stderr in `log` (without a traceback, if `clean`);
-    killed if a test leaves it running."""
+    """`glyphoxa-mcp ARGS` with pipes for stdin and stdout, its stderr in `log` (without a
+    traceback, if `clean`); killed if a test leaves it running."""
     if env is None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GLYPHOXA_")}
     with log.open("w") as errors:
         process = subprocess.Popen(
-            [sys.executable, "-m", "glyphoxa_mcp", "serve", *args],
+            [sys.executable, "-m", "glyphoxa_mcp", *args],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -112,6 +112,13 @@ def serve(
             process.stdout.close()
     if clean:
         assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def serve(
+    log: Path, *args: str, env: dict[str, str] | None = None, clean: bool = True
+) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
+    """`glyphoxa-mcp serve ARGS`, as `running` runs it."""
+    return running(log, "serve", *args, env=env, clean=clean)
 
 
 @contextlib.contextmanager
@@ -368,33 +375,15 @@ async def test_a_call_still_in_flight_after_the_grace_is_cancelled(
 def test_a_signal_ends_record_with_what_it_read_stored_and_its_postgres_stopped(
     data_dir: Path, tmp_path: Path
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GLYPHOXA_")}
-    command = [sys.executable, "-m", "glyphoxa_mcp", "record", "--data-dir", str(data_dir)]
-    with (tmp_path / "record.log").open("w") as errors:
-        process = subprocess.Popen(
-            [*command, "--campaign", "default", "--session", "sigterm"],
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            text=True,
-        )
-        try:
-            assert process.stdin and process.stdout
-            process.stdin.write("Mira: The bell rang twice.\n")
-            process.stdin.flush()
-            ready, _, _ = select.select([process.stdout], [], [], 120)
-            assert ready and "The bell rang twice." in process.stdout.readline()
-            exit_code, took = stop(process, signal.SIGTERM)  # stdin still open
-        finally:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-            for pipe in (process.stdin, process.stdout):
-                if pipe is not None:
-                    pipe.close()
+    record = ("record", "--data-dir", str(data_dir), "--campaign", "default")
+    with running(tmp_path / "record.log", *record, "--session", "sigterm") as process:
+        assert process.stdin and process.stdout
+        process.stdin.write("Mira: The bell rang twice.\n")
+        process.stdin.flush()
+        ready, _, _ = select.select([process.stdout], [], [], 120)
+        assert ready and "The bell rang twice." in process.stdout.readline()
+        exit_code, took = stop(process, signal.SIGTERM)  # stdin still open
     assert (exit_code, took < EXIT_S) == (143, True)
-    assert "Traceback" not in (tmp_path / "record.log").read_text()
     shown = run_cli("session", "show", "sigterm", "--data-dir", str(data_dir))
     assert "The bell rang twice." in shown.stdout, shown.stderr
     assert wait_for(lambda: not postgres_runs(data_dir), POSTGRES_GONE_S)
