@@ -9,8 +9,8 @@ it like every other row.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.client import Client
@@ -34,7 +34,7 @@ SEARCH_SESSIONS = "memory.search_sessions"
 HOT_RESOURCE = "glyphoxa://npc/{npc_id}/hot"
 SELECT_1 = "SELECT 1 (pool round trip)"
 EMBED_QUERY = "query embedding (offline model)"
-SCOPE_REBUILD = "scope rebuild after an entity change"
+SCOPE_REBUILD = "scope change applied after an entity change"
 # Seconds each at reference scale: a handful tells how long the first call after a change
 # waits.
 REBUILDS = 5
@@ -42,6 +42,15 @@ REBUILDS = 5
 # this suffix) with the embedder doing its work.
 EMBEDDING_TOOLS = (SEARCH_FACTS, SEARCH_SESSIONS)
 WITH_EMBEDDING = " + embedding"
+# The rows the tools and the rankings are judged against (bench/floors.py, bench/peers.py):
+# a tool's floor is named after it, in the same scope.
+FLOOR_PREFIX = "floor: "
+# Our own word ranking alone (BM25 in PostgreSQL), and the in-memory library it is held to.
+WORD_LEG = "BM25 leg (SemanticIndex.search_text + SessionLog.search)"
+WORD_PEER = "peer: bm25s (passages + utterances, in memory)"
+# Our own meaning ranking alone, and the bare HNSW statement under it.
+MEANING_LEG = "meaning leg (SemanticIndex.nearest)"
+MEANING_FLOOR = "floor: HNSW top-k (chunks)"
 # The requests whose handling the server timer reports.
 TIMED_METHODS = frozenset({"tools/call", "resources/read"})
 
@@ -98,7 +107,13 @@ class ServerTimer:
         return taken
 
 
-def _rotating(arguments: Sequence[Any]) -> Callable[[int], Any]:
+def floor_name(operation: str) -> str:
+    """The row of the bare statements under `operation`."""
+    return FLOOR_PREFIX + operation
+
+
+def rotating(arguments: Sequence[Any]) -> Callable[[int], Any]:
+    """Sample `number`'s argument set: the tools' rows and their floors rotate alike."""
     return lambda number: arguments[number % len(arguments)]
 
 
@@ -118,7 +133,7 @@ def tool_operations(
         return name + WITH_EMBEDDING if embeds_queries and name in EMBEDDING_TOOLS else name
 
     def tool(name: str, arguments: Sequence[dict[str, Any]]) -> Operation:
-        pick = _rotating(arguments)
+        pick = rotating(arguments)
 
         async def call(number: int) -> float | None:
             result = await client.call_tool(name, pick(number))
@@ -128,7 +143,7 @@ def tool_operations(
 
         return Operation(named(name), call)
 
-    pick_uri = _rotating(workload.hot_uris)
+    pick_uri = rotating(workload.hot_uris)
 
     async def hot(number: int) -> float | None:
         # "bypass": every read reaches the server, whatever the client may cache.
@@ -156,6 +171,10 @@ class BenchContext:
     embedder: Embedder
     # Query texts, as the search tools' callers send them.
     queries: Sequence[str]
+    # The DM's search_sessions argument sets, and the vector of each query: what the rankings
+    # on their own (bench/peers.py) are asked.
+    session_searches: Sequence[dict[str, Any]] = ()
+    query_vectors: Mapping[str, list[float]] = field(default_factory=dict)
 
 
 def database_round_trip(context: BenchContext) -> list[Operation]:
@@ -169,7 +188,7 @@ def database_round_trip(context: BenchContext) -> list[Operation]:
 
 def query_embedding(context: BenchContext) -> list[Operation]:
     """What the search tools add to their latency before they query anything."""
-    pick = _rotating(context.queries)
+    pick = rotating(context.queries)
 
     async def embed(number: int) -> None:
         await context.embedder.embed([pick(number)])
@@ -178,8 +197,9 @@ def query_embedding(context: BenchContext) -> list[Operation]:
 
 
 def scope_rebuild(context: BenchContext) -> list[Operation]:
-    """What the first call after the DM changes an entity waits for: the benchmarked NPC's
-    scope, name index and name pattern built again (the change is a touch of one entity)."""
+    """What the first call after the DM changes an entity waits for: the change applied to
+    the benchmarked NPC's scope, name index and name pattern (the change is a touch of one
+    entity). Judged against an absolute target (report.SCOPE_CHANGE_TARGET_MS)."""
     npc = context.dataset.bench_npc
     view = View(CampaignMemory(context.db, CAMPAIGN_ID), npc)
 

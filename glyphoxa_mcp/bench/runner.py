@@ -22,6 +22,7 @@ from glyphoxa_mcp import __version__
 from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.bench import loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
+from glyphoxa_mcp.bench.floors import floor_operations
 from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
 from glyphoxa_mcp.bench.live_recording import measure_live_recording
 from glyphoxa_mcp.bench.machine import this_machine
@@ -35,6 +36,7 @@ from glyphoxa_mcp.bench.operations import (
     ServerTimer,
     tool_operations,
 )
+from glyphoxa_mcp.bench.peers import ranking_operations, require_peers
 from glyphoxa_mcp.bench.report import (
     IN_PROCESS,
     NO_SCOPE,
@@ -45,6 +47,7 @@ from glyphoxa_mcp.bench.report import (
     DatasetReport,
     Measurement,
     Mode,
+    judged,
 )
 from glyphoxa_mcp.bench.spec import DatasetSpec
 from glyphoxa_mcp.bench.stdio import stdio_client
@@ -180,7 +183,8 @@ async def _measure_scope(
     process (timed around the call, and inside the server), with precomputed query vectors
     and with the embedder, and on a `serve` subprocess over stdio. A call in process and the
     same call over stdio are made one after the other, so that their difference is the
-    transport's and not a change in the machine's load."""
+    transport's and not a change in the machine's load. Then the floors under the tools
+    (bench/floors.py), learned from the in-process server with precomputed vectors."""
     scope = "dm" if workload.npc_id is None else f"npc:{workload.npc_id}"
     # The tier's tools only (FAST offers one); the hot resource is in every tier.
     offered = {tool.value for tool in tier_policy(settings.tier).tools} | {HOT_RESOURCE}
@@ -229,6 +233,9 @@ async def _measure_scope(
             )
             measured += _measurements(operation.name, scope, IN_PROCESS, here, settings.tier)
             measured += _measurements(operation.name, scope, STDIO, there, settings.tier)
+        calls = settings.warmup + settings.samples
+        floors = await floor_operations(plain, db, workload, offered, calls)
+        measured += await _timed(floors, scope, IN_PROCESS, settings, say)
     return measured
 
 
@@ -258,6 +265,7 @@ def _own_errors() -> Iterator[None]:
 
 
 async def run_bench(settings: BenchSettings, say: Say) -> BenchReport:
+    require_peers()  # before a load that may take minutes
     with _own_errors():
         return await _run(settings, say)
 
@@ -310,15 +318,25 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         db, embedder = app.db, app.embedder
         measurements: list[Measurement] = []
         queries: list[str] = []
-        for npc_id in (None, dataset.bench_npc):
-            workload = build_workload(dataset, npc_id)
+        workloads = [build_workload(dataset, npc_id) for npc_id in (None, dataset.bench_npc)]
+        for workload in workloads:
             queries += workload.queries
             measurements += await _measure_scope(
                 db, location.dsn, workload, embedder, settings, say
             )
-        context = BenchContext(db=db, dataset=dataset, embedder=embedder, queries=queries)
+        context = BenchContext(
+            db=db,
+            dataset=dataset,
+            embedder=embedder,
+            queries=queries,
+            # The rankings alone are asked what the DM's search_sessions asks.
+            session_searches=workloads[0].search_sessions,
+            query_vectors=workloads[0].query_vectors,
+        )
         for operations in (*STANDALONE, name_correction):
             measurements += await _timed(operations(context), NO_SCOPE, IN_PROCESS, settings, say)
+        rankings = await ranking_operations(context)
+        measurements += await _timed(rankings, NO_SCOPE, IN_PROCESS, settings, say)
         ingestion = None
         if settings.ingest_utterances:
             say(f"ingesting and processing {settings.ingest_utterances} utterances")
@@ -348,7 +366,7 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         tier=settings.tier.value,
         samples=settings.samples,
         warmup=settings.warmup,
-        measurements=measurements,
+        measurements=judged(measurements),
         ingestion=ingestion,
         live_recording=live,
     )

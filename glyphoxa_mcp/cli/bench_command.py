@@ -33,7 +33,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "with COPY into a temporary embedded PostgreSQL (or --dsn / --data-dir), and measures "
         "p50/p95/p99 of every MCP tool and the hot resource in process and through a `serve` "
         "subprocess over stdio, then ingestion throughput with the offline embedder. Prints "
-        "a table; --json writes every figure.",
+        "a table; --json writes every figure. The word ranking is held to bm25s (pip install "
+        "'glyphoxa-mcp[bench]').",
     )
     _add_dataset_options(bench)
     runs = bench.add_argument_group("measuring")
@@ -271,6 +272,10 @@ async def run_bench_command(args: argparse.Namespace) -> int:
         "client's call to a `serve` subprocess, each right after the same call in process.\n"
         "Searches use precomputed query vectors except in the '+ embedding' rows, where the\n"
         "offline model embeds the query (stdio always).\n"
+        "Each is judged against a figure of this run: a tool's or the hot resource's\n"
+        "server-side p95 against its floor ('floor: ...': the bare SQL statements fetching the\n"
+        "rows it returned, in the same scope); the BM25 leg (our word ranking alone) against\n"
+        "bm25s over the same passages in memory; the meaning leg against a bare HNSW top-k.\n"
     )
     print_table(LATENCY_HEADERS, latency_rows(report))
     for m in report.measurements:

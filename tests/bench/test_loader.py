@@ -84,6 +84,12 @@ async def test_ingestion_goes_through_the_pipeline_and_is_forgotten_after(
     assert result.passages >= 5 and result.embedder == "wordllama-l2-supercat-256"
     assert 0 < result.embedding_s <= result.process_s
     assert result.utterances_per_s < result.utterances_per_s_without_embedding
+    # The embedder alone, on the very passages it embedded, in the same run.
+    assert result.embedder_alone_s > 0 and result.embedder_passages_per_s > 0
+    assert result.meets == (result.embedder_share >= 0.5)
+    assert result.embedder_share == pytest.approx(
+        result.embedder_alone_s / (result.ingest_s + result.process_s), abs=0.01
+    )
     during = await loader.row_counts(dsn)
     assert during["session_entries"] == before["session_entries"] + 30
     await forget_ingested(dsn)

@@ -1,30 +1,124 @@
 from __future__ import annotations
 
-from glyphoxa_mcp.bench.report import BenchReport, Measurement, verdict
+import json
+
+import pytest
+
+from glyphoxa_mcp.bench.ingestion import embedder_share
+from glyphoxa_mcp.bench.operations import (
+    MEANING_FLOOR,
+    MEANING_LEG,
+    SCOPE_REBUILD,
+    WORD_LEG,
+    WORD_PEER,
+    floor_name,
+)
+from glyphoxa_mcp.bench.report import (
+    BenchReport,
+    Measurement,
+    held_to,
+    judged,
+    latency_rows,
+    verdict,
+)
 from glyphoxa_mcp.bench.timing import Summary
 
+TOOL = "memory.get_session_summary"
 
-def _measured(operation: str, mode: str, p50: float, p95: float) -> Measurement:
+
+def _measured(operation: str, mode: str, p50: float, p95: float, scope: str = "dm") -> Measurement:
     latency = Summary(
         samples=200, p50_ms=p50, p95_ms=p95, p99_ms=p95, mean_ms=p50, min_ms=p50, max_ms=p95
     )
-    return Measurement(operation=operation, scope="dm", mode=mode, latency=latency)
+    return Measurement(operation=operation, scope=scope, mode=mode, latency=latency)
 
 
 def _report(*measurements: Measurement) -> BenchReport:
-    return BenchReport.model_construct(measurements=list(measurements))
+    return BenchReport.model_construct(measurements=judged(list(measurements)))
 
 
-def test_a_row_with_a_latency_target_is_judged_by_it_and_by_its_overhead() -> None:
-    tool = "memory.get_session_summary"
-    fast = _report(
-        _measured(tool, "server-side", 1.0, 2.0),
-        _measured(tool, "in-process", 5.0, 6.0),
-        _measured(tool, "stdio", 6.0, 7.0),
+@pytest.mark.parametrize(
+    ("p95", "floor", "factor", "ratio", "meets"),
+    [
+        (2.0, 1.0, 2.0, 2.0, True),  # at the boundary: met
+        (2.001, 1.0, 2.0, 2.001, False),
+        (1.5, 1.0, 1.5, 1.5, True),
+        (1.6, 1.0, 1.5, 1.6, False),
+        (0.5, 1.0, 2.0, 0.5, True),
+    ],
+)
+def test_a_p95_is_held_to_a_multiple_of_its_reference(
+    p95: float, floor: float, factor: float, ratio: float, meets: bool
+) -> None:
+    assert held_to(p95, floor, factor) == (ratio, meets)
+
+
+def test_a_reference_below_the_clocks_resolution_is_met_only_by_nothing() -> None:
+    assert held_to(0.0, 0.0, 2.0) == (1.0, True)
+    assert held_to(0.1, 0.0, 2.0)[1] is False
+
+
+def test_a_tools_server_side_row_is_held_to_twice_its_floor_in_the_same_scope() -> None:
+    measurements = judged(
+        [
+            _measured(TOOL, "server-side", 1.0, 3.0),
+            _measured(TOOL, "in-process", 2.0, 4.0),
+            _measured(TOOL, "server-side", 1.0, 3.0, scope="npc:a"),
+            _measured(floor_name(TOOL), "in-process", 0.5, 1.0),
+            _measured(floor_name(TOOL), "in-process", 0.5, 2.0, scope="npc:a"),
+        ]
     )
-    assert verdict(fast, tool, "dm") == "meets"
-    slow = _report(_measured(tool, "server-side", 4.0, 9.0))
-    assert verdict(slow, tool, "dm") == "MISSES"
+    dm, in_process, npc = measurements[:3]
+    assert (dm.target, dm.meets, dm.ratio) == ("p95 <= 2 x floor p95", False, 3.0)
+    assert dm.floor is not None and dm.floor.model_dump() == {
+        "operation": floor_name(TOOL),
+        "p95_ms": 1.0,
+    }
+    assert (npc.meets, npc.ratio) == (True, 1.5)
+    # The in-process row and the floors themselves have no target.
+    assert all(m.target is None and m.meets is None for m in (in_process, *measurements[3:]))
+
+
+def test_the_rankings_are_held_to_their_peer_and_floor_and_a_scope_change_to_20_ms() -> None:
+    word, _, meaning, _, scope = judged(
+        [
+            _measured(WORD_LEG, "in-process", 1.0, 1.5, scope="-"),
+            _measured(WORD_PEER, "in-process", 0.5, 1.0, scope="-"),
+            _measured(MEANING_LEG, "in-process", 1.0, 3.0, scope="-"),
+            _measured(MEANING_FLOOR, "in-process", 0.5, 1.0, scope="-"),
+            _measured(SCOPE_REBUILD, "in-process", 10.0, 20.0, scope="-"),
+        ]
+    )
+    assert (word.target, word.meets, word.ratio) == ("p95 <= 1.5 x peer p95", True, 1.5)
+    assert word.peer is not None and word.peer.operation == WORD_PEER and word.floor is None
+    assert (meaning.meets, meaning.ratio) == (False, 3.0)
+    assert meaning.floor is not None and meaning.floor.operation == MEANING_FLOOR
+    assert (scope.target, scope.meets) == ("p95 <= 20 ms", True)
+    over = judged([_measured(SCOPE_REBUILD, "in-process", 10.0, 20.5, scope="-")])
+    assert over[0].meets is False
+
+
+def test_a_row_whose_floor_was_not_measured_has_no_verdict() -> None:
+    [alone] = judged([_measured(TOOL, "server-side", 1.0, 3.0)])
+    assert alone.target is None and alone.meets is None
+
+
+def test_the_verdict_column_gives_the_ratio_and_the_stdio_overhead() -> None:
+    report = _report(
+        _measured(TOOL, "server-side", 1.0, 3.1),
+        _measured(TOOL, "in-process", 5.0, 6.0),
+        _measured(TOOL, "stdio", 6.0, 7.0),
+        _measured(floor_name(TOOL), "in-process", 0.5, 1.0),
+    )
+    assert verdict(report, TOOL, "dm") == "MISSES (3.1x floor); overhead meets"
+    assert verdict(report, floor_name(TOOL), "dm") == ""
+    [tool_row, floor_row] = latency_rows(report)
+    assert tool_row[6] == "p95 <= 2 x floor p95" and floor_row[6] == "-"
+    peer = _report(
+        _measured(WORD_LEG, "in-process", 1.0, 1.2, scope="-"),
+        _measured(WORD_PEER, "in-process", 0.5, 1.0, scope="-"),
+    )
+    assert verdict(peer, WORD_LEG, "-") == "meets (1.2x bm25s)"
 
 
 def test_a_row_judged_only_by_its_stdio_overhead_says_so() -> None:
@@ -37,3 +131,27 @@ def test_a_row_judged_only_by_its_stdio_overhead_says_so() -> None:
     )
     assert verdict(report, row, "dm") == "overhead meets"
     assert verdict(_report(), "SELECT 1 (pool round trip)", "-") == ""
+
+
+def test_the_json_of_a_judged_row_says_its_target_floor_and_verdict() -> None:
+    [tool, _floor] = judged(
+        [
+            _measured(TOOL, "server-side", 1.0, 1.8),
+            _measured(floor_name(TOOL), "in-process", 0.5, 1.0),
+        ]
+    )
+    written = json.loads(tool.model_dump_json())
+    assert written["target"] == "p95 <= 2 x floor p95"
+    assert written["meets"] is True
+    assert written["floor"] == {"operation": floor_name(TOOL), "p95_ms": 1.0}
+    assert written["ratio"] == 1.8
+
+
+@pytest.mark.parametrize(
+    ("ingestion_s", "embedder_s", "share"),
+    [(2.0, 1.0, 0.5), (4.0, 1.0, 0.25), (1.0, 1.0, 1.0), (0.0, 1.0, 0.0)],
+)
+def test_the_embedder_share_is_the_embedders_time_over_ingestions(
+    ingestion_s: float, embedder_s: float, share: float
+) -> None:
+    assert embedder_share(ingestion_s, embedder_s) == share

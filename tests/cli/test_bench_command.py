@@ -18,6 +18,11 @@ TINY = [
     # The longest deadline: a loaded test machine must not turn a slow call into a failure.
     *("--tier", "DEEP"),
 ]
+SCOPE_CHANGE = "scope change applied after an entity change"
+WORD_LEG = "BM25 leg (SemanticIndex.search_text + SessionLog.search)"
+WORD_PEER = "peer: bm25s (passages + utterances, in memory)"
+MEANING_LEG = "meaning leg (SemanticIndex.nearest)"
+MEANING_FLOOR = "floor: HNSW top-k (chunks)"
 TOOLS = [
     "memory.query_entities",
     "memory.get_session_summary",
@@ -47,18 +52,40 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
         for search in searches:
             for mode in ("server-side", "in-process", "stdio"):
                 assert (f"{search} + embedding", scope, mode) in measured
+        # Each tool's floor, in the same scope; the tool's server-side row is held to it.
+        for tool in TOOLS:
+            assert (f"floor: {tool}", scope, "in-process") in measured
+            [judged] = [
+                m
+                for m in report["measurements"]
+                if (m["operation"], m["scope"], m["mode"]) == (tool, scope, "server-side")
+            ]
+            assert judged["target"] == "p95 <= 2 x floor p95"
+            assert isinstance(judged["meets"], bool)
+            assert judged["floor"]["operation"] == f"floor: {tool}"
+            assert judged["floor"]["p95_ms"] >= 0
     assert ("SELECT 1 (pool round trip)", "-", "in-process") in measured
     assert ("query embedding (offline model)", "-", "in-process") in measured
     # The tiny campaign has 30 entities: both name-correction rows know all of them.
     assert ("name correction (30 entities)", "-", "in-process") in measured
-    assert ("scope rebuild after an entity change", "-", "in-process") in measured
+    assert (SCOPE_CHANGE, "-", "in-process") in measured
+    rankings = {m["operation"]: m for m in report["measurements"] if m["scope"] == "-"}
+    for ranking in (WORD_LEG, WORD_PEER, MEANING_LEG, MEANING_FLOOR):
+        assert ranking in rankings
+    assert rankings[WORD_LEG]["peer"]["operation"] == WORD_PEER
+    assert rankings[WORD_LEG]["target"] == "p95 <= 1.5 x peer p95"
+    assert rankings[MEANING_LEG]["floor"]["operation"] == MEANING_FLOOR
+    assert rankings[SCOPE_CHANGE]["target"] == "p95 <= 20 ms"
     for m in report["measurements"]:
         latency = m["latency"]
-        assert latency["samples"] == (5 if m["operation"].startswith("scope rebuild") else 3)
+        assert latency["samples"] == (5 if m["operation"] == SCOPE_CHANGE else 3)
         assert latency["min_ms"] <= latency["p50_ms"] <= latency["p95_ms"] <= latency["max_ms"]
     assert report["dataset"]["rows"]["session_entries"] == 60
     assert report["dataset"]["rows"]["relationships"] == 40
     assert report["ingestion"]["utterances"] == 12
+    assert report["ingestion"]["embedder_share"] > 0
+    assert report["ingestion"]["target"] == "embedder share >= 0.5"
+    assert isinstance(report["ingestion"]["meets"], bool)
     live = report["live_recording"]
     assert (live["lines"], live["session_lines_before"]) == (3, 500)
     for measure in ("append", "hot_notification", "searchable"):
@@ -70,6 +97,7 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
         assert table.count(tool) >= 2  # one row per scope
     assert "memory.search_sessions + embedding" in table
     assert "SELECT 1 (pool round trip)" in table and "utterances/s" in table
+    assert "x floor)" in table and "x bm25s)" in table and "embedder share" in table
     assert "append -> hot notification" in table and "append -> found by search" in table
 
     again = run_cli(
@@ -97,6 +125,19 @@ def test_bad_settings_stop_before_anything_runs(args: list[str], message: str) -
     result = run_in_process("bench", *args)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_without_the_bench_extra_the_bench_stops_at_once_saying_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from glyphoxa_mcp.bench import peers
+
+    monkeypatch.setattr(peers, "PEER_MODULES", ("glyphoxa_no_such_module",))
+    # Nothing listens there: the check comes before any database is reached.
+    result = run_in_process("bench", *TINY, "--dsn", "postgresql://nobody@127.0.0.1:9/none")
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.endswith("pip install 'glyphoxa-mcp[bench]'")
 
 
 def test_the_default_warmup_is_one_pass_over_every_argument_set() -> None:
