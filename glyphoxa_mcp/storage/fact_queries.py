@@ -21,8 +21,9 @@ from glyphoxa_mcp.storage.models import (
     checked_embedding,
     checked_query,
 )
-from glyphoxa_mcp.storage.sql_parts import Params, bm25_search, entity_visible, visible, where
+from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, visible, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
+from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
 
 
 @dataclass(frozen=True)
@@ -81,19 +82,19 @@ class FactQueries:
         params = Params(self.campaign_id)
         npc = params.add(npc_id)
         text = params.add(checked_query(query))
-        sql = bm25_search(
+        search = WordSearch(
             table="facts",
             alias="f",
             columns=FACT_COLUMNS,
-            campaign="$1",
             conditions=_conditions(filters, params, npc, joined=False),
             query=text,
             limit=params.add(k),
+            k=k,
             # An entity's or a session's facts are few, and found through an index.
-            count_exactly=filters.subject_ids is not None or filters.session_id is not None,
+            selective=filters.subject_ids is not None or filters.session_id is not None,
         )
         with driver_errors("search facts"):
-            rows = await self._pool.fetch(sql, *params.values)
+            rows = await rank_by_words(self._pool, search, params)
         return [FactMatch(fact=fact_from_row(row), score=row["rank"]) for row in rows]
 
     async def by_vector(

@@ -20,8 +20,9 @@ from glyphoxa_mcp.storage.models import (
     checked_embedding,
     checked_query,
 )
-from glyphoxa_mcp.storage.sql_parts import Params, bm25_search, chunk_conditions, where
+from glyphoxa_mcp.storage.sql_parts import Params, chunk_conditions, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
+from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
 
 CHUNK_COLUMNS = (
     "c.id, c.session_id, c.content, c.speaker_ids, c.npc_ids, c.entity_ids, c.topics, "
@@ -201,16 +202,16 @@ class SemanticIndex:
         """Chunks sharing words with the query, most relevant first (BM25 `rank`)."""
         params = Params(self.campaign_id)
         text = params.add(checked_query(query))
-        sql = bm25_search(
+        search = WordSearch(
             table="chunks",
             alias="c",
             columns=CHUNK_COLUMNS,
-            campaign="$1",
             conditions=chunk_conditions(filters, params, "c"),
-            count_exactly=filters.session_id is not None,
+            selective=filters.session_id is not None,
             query=text,
             limit=params.add(k),
+            k=k,
         )
         with driver_errors("search the semantic index by words"):
-            rows = await self._pool.fetch(sql, *params.values)
+            rows = await rank_by_words(self._pool, search, params)
         return [ChunkTextMatch(chunk=chunk_from_row(row), rank=row["rank"]) for row in rows]

@@ -21,7 +21,8 @@ from glyphoxa_mcp.storage.models import (
     TextCorrection,
     checked_query,
 )
-from glyphoxa_mcp.storage.sql_parts import Params, bm25_search, entry_conditions
+from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions
+from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
 
 ENTRY_COLUMNS = (
     "e.id, e.session_id, e.speaker_id, e.speaker_name, e.text, e.raw_text, e.npc_id, "
@@ -307,16 +308,16 @@ class SessionLog:
         """Entries sharing words with the query, most relevant first (BM25 `rank`)."""
         params = Params(self.campaign_id)
         text = params.add(checked_query(query))
-        sql = bm25_search(
+        search = WordSearch(
             table="session_entries",
             alias="e",
             columns=ENTRY_COLUMNS,
-            campaign="$1",
             conditions=entry_conditions(filters, params, "e"),
-            count_exactly=filters.session_id is not None,
+            selective=filters.session_id is not None,
             query=text,
             limit=params.add(limit),
+            k=limit,
         )
         with driver_errors("search the session log"):
-            rows = await self._pool.fetch(sql, *params.values)
+            rows = await rank_by_words(self._pool, search, params)
         return [EntryMatch(entry=_entry(row), rank=row["rank"]) for row in rows]

@@ -34,6 +34,9 @@ EXPECTED_TABLES = {
     "access_tokens",
     "embedding_model",
     "session_facts",
+    "word_collections",
+    "word_frequencies",
+    "word_postings",
 }
 
 

@@ -6,7 +6,6 @@ import pytest
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage import sql_parts
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewChunk, NewEntry, NewSession, SearchFilters, build
 from glyphoxa_mcp.storage.semantic_index import content_hash
@@ -220,55 +219,3 @@ async def test_row_counts_follow_every_insert_and_delete(
     await db.pool.execute("DELETE FROM sessions WHERE campaign_id = $1", memory.campaign_id)
     assert await _row_counts(db, memory) == {"session_entries": 0, "chunks": 0}
     assert await _row_counts(db, other_campaign) == {"session_entries": 2}
-
-
-async def test_a_word_too_common_to_search_by_still_ranks(
-    db: Database, memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # 2,400 lines about the caravan, three that also name the ember: "caravan" is in
-    # nearly every line, so lines are found by "ember" and ranked by both words.
-    common = [line(i, "Mira", f"The caravan waits at milestone {i}.") for i in range(2_400)]
-    rare = [
-        line(3_000, "Tomas", "An ember glows in the caravan."),
-        line(3_001, "Tomas", "The ember went out."),
-        line(3_002, "Tomas", "Ember, ember, caravan, caravan."),
-    ]
-    await memory.log.append_many("s1", [*common, *rare])
-    await db.pool.execute("ANALYZE session_entries")
-    pruned = [m.entry.text for m in await memory.log.search("caravan ember", limit=10)]
-    assert sorted(pruned) == sorted(e.text for e in rare)
-    monkeypatch.setattr(sql_parts, "MIN_COMMON_ROWS", 1_000_000)
-    every_row = [m.entry.text for m in await memory.log.search("caravan ember", limit=10)]
-    # Scoring every caravan line as well changes nothing at the top.
-    assert every_row[:3] == pruned and len(every_row) == 10
-
-
-async def test_a_filtered_search_estimates_how_many_rows_the_filter_keeps(
-    db: Database, memory: CampaignMemory
-) -> None:
-    # Tomas says every third line about the caravan and every third about the ember: the
-    # share of the matching lines he said is his share of the log, so the estimated row
-    # count is the exact one, and BM25 ranks as if the filtered rows had been counted.
-    said = [
-        line(i, "Tomas" if i % 3 == 0 else "Mira", f"The {topic} again, for the {i}th time.")
-        for i, topic in enumerate(["caravan"] * 9 + ["ember"] * 3 + ["ember caravan"] * 3)
-    ]
-    await memory.log.append_many("s1", said)
-    tomas = SearchFilters(speaker_ids=("tomas",))
-    estimated = {m.entry.id: m.rank for m in await memory.log.search("caravan ember", tomas)}
-
-    params = sql_parts.Params(memory.campaign_id)
-    query = params.add("caravan ember")
-    counted = sql_parts.bm25_search(
-        table="session_entries",
-        alias="e",
-        columns="e.id",
-        campaign="$1",
-        conditions=sql_parts.entry_conditions(tomas, params, "e"),
-        query=query,
-        limit=params.add(10),
-        count_exactly=True,
-    )
-    exact = {row["id"]: row["rank"] for row in await db.pool.fetch(counted, *params.values)}
-    assert len(exact) == 5 and estimated.keys() == exact.keys()
-    assert all(estimated[i] == pytest.approx(exact[i]) for i in exact)

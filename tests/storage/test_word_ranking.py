@@ -1,0 +1,279 @@
+"""The word ranking over maintained postings: the same rows and scores as scoring every
+matching row, BM25 by the book, statistics that follow every write and count nothing hidden,
+and a cost that does not follow how many rows hold a common word."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.storage import word_ranking
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntry, NewSession, SearchFilters
+from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions
+from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
+
+START = datetime(2026, 3, 14, 19, 0, tzinfo=UTC)
+WORDS = (  # noqa: SIM905 (a paragraph of words reads better than a list)
+    "caravan wagon road bridge ember lantern tide crates cellar relic prayer bells candles "
+    "plague fever herbs siege banners harvest barley drought hull reef salvage vault keys "
+    "dragon hoard ritual idol joust lance dowry ledger silver miner tunnel thunder ambush "
+    "outlaws ransom runes shard feud duel hex potion ghoul tomb stalls spices warden chains"
+).split()
+SPEAKERS = ("Mira", "Tomas", "Grimjaw")
+# What a player or an NPC reads: no DM-only lines.
+PLAYERS = SearchFilters(include_dm_only=False)
+
+
+def _corpus(size: int, seed: int) -> list[NewEntry]:
+    """Lines of 3-12 words drawn with Zipf-like weights: a few words in most lines."""
+    rng = random.Random(seed)
+    weights = [1 / (rank + 1) for rank in range(len(WORDS))]
+    lines = []
+    for i in range(size):
+        words = rng.choices(WORDS, weights, k=rng.randint(3, 12))
+        lines.append(
+            NewEntry(
+                speaker_id=(speaker := rng.choice(SPEAKERS)).lower(),
+                speaker_name=speaker,
+                text=" ".join(words) + ".",
+                spoken_at=START + timedelta(seconds=i),
+            )
+        )
+    return lines
+
+
+def _search(memory: CampaignMemory, query: str, k: int, filters: SearchFilters) -> Any:
+    params = Params(memory.campaign_id)
+    text = params.add(query)
+    conditions = entry_conditions(filters, params, "e")
+    limit = params.add(k)
+    return params, dict(
+        table="session_entries", alias="e", columns="e.id", conditions=conditions,
+        query=text, limit=limit, k=k,
+    )  # fmt: skip
+
+
+async def _ranked(
+    db: Database, memory: CampaignMemory, query: str, k: int, filters: SearchFilters, **how: Any
+) -> list[tuple[int, float]]:
+    params, fields = _search(memory, query, k, filters)
+    rows = await rank_by_words(db.pool, WordSearch(**fields, **how), params)
+    return [(row["id"], row["rank"]) for row in rows]
+
+
+def _same_ranking(got: list[tuple[int, float]], expected: list[tuple[int, float]]) -> None:
+    """Equal scores in order; the same rows, except among ties at the cut."""
+    assert [r for _, r in got] == pytest.approx([r for _, r in expected], rel=1e-9)
+    if expected:
+        cut = expected[-1][1]
+        assert {i for i, r in got if r > cut + 1e-9} == {i for i, r in expected if r > cut + 1e-9}
+
+
+class _CountingPool:
+    def __init__(self, pool: Any) -> None:
+        self.pool, self.statements = pool, 0
+
+    async def fetch(self, sql: str, *args: Any) -> Any:
+        self.statements += 1
+        return await self.pool.fetch(sql, *args)
+
+
+@pytest.fixture
+async def corpus(db: Database, memory: CampaignMemory) -> list[int]:
+    ids = await memory.log.append_many("s1", _corpus(1_500, seed=7))
+    # A few lines only the DM may read.
+    await memory.log.set_dm_only(ids[::50], True)
+    return ids
+
+
+# Each pass on its own: the first pass alone where it can end; the second pass reading only
+# the rarer words and counting the others row by row, a few rows at a time; and reading
+# every word whole.
+# With the statements 40 searches must at least have sent to take that way.
+PASSES = {
+    "as configured": ({}, 40),
+    "counting common words": ({"FIRST_DEPTH": 2, "FIRST_SCORED": 2, "READ_WHOLE": 0}, 2 * 40),
+    "reading every word": ({"FIRST_DEPTH": 2, "READ_WHOLE": 10**9}, 60),
+}
+
+
+@pytest.mark.parametrize(("passes", "at_least"), PASSES.values(), ids=PASSES.keys())
+async def test_reading_postings_ranks_as_scoring_every_matching_row(
+    db: Database,
+    memory: CampaignMemory,
+    corpus: list[int],
+    passes: dict[str, int],
+    at_least: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in passes.items():
+        monkeypatch.setattr(word_ranking, name, value)
+    rng = random.Random(11)
+    statements = 0
+    for _ in range(40):
+        query = " ".join(rng.sample(WORDS, rng.randint(1, 4)))
+        k = rng.choice((1, 5, 10, 40))
+        filters = rng.choice((SearchFilters(), PLAYERS, SearchFilters(speaker_ids=("tomas",))))
+        params, fields = _search(memory, query, k, filters)
+        counting = _CountingPool(db.pool)
+        rows = await rank_by_words(counting, WordSearch(**fields), params)  # type: ignore[arg-type]
+        statements += counting.statements
+        everything = await _ranked(db, memory, query, k, filters, selective=True)
+        _same_ranking([(row["id"], row["rank"]) for row in rows], everything)
+    assert statements >= at_least
+
+
+async def _lexemes(db: Database, memory: CampaignMemory) -> dict[int, tuple[bool, Counter[str]]]:
+    rows = await db.pool.fetch(
+        """SELECT e.id, e.dm_only, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+           FROM session_entries e, unnest(e.tsv) u WHERE e.campaign_id = $1""",
+        memory.campaign_id,
+    )
+    found: dict[int, tuple[bool, Counter[str]]] = {}
+    for row in rows:
+        found.setdefault(row["id"], (row["dm_only"], Counter()))[1][row["lexeme"]] = row["tf"]
+    return found
+
+
+def _bm25(rows: dict[int, tuple[bool, Counter[str]]], terms: list[str]) -> dict[int, float]:
+    """BM25 by the book (k1 1.2, b 0.75, Lucene's IDF), statistics over what anyone may
+    read, scoring every row that holds a term."""
+    counted = [words for dm_only, words in rows.values() if not dm_only]
+    documents = len(counted)
+    average = sum(len(words) for words in counted) / documents
+    holding = Counter(term for words in counted for term in words)
+    scores = {}
+    for row_id, (_, words) in rows.items():
+        score = 0.0
+        for term in terms:
+            if tf := words.get(term):
+                idf = math.log(
+                    1 + max(documents - holding[term] + 0.5, 0.5) / (holding[term] + 0.5)
+                )
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(words) / average))
+        if score:
+            scores[row_id] = score
+    return scores
+
+
+async def test_scores_are_bm25_over_what_anyone_may_read(
+    db: Database, memory: CampaignMemory, corpus: list[int]
+) -> None:
+    rows = await _lexemes(db, memory)
+    for query in ("caravan ember", "dragon hoard tunnel", "ghoul", "bells bells candles"):
+        terms = [
+            row["l"]
+            for row in await db.pool.fetch(
+                "SELECT unnest(tsvector_to_array(to_tsvector('english', $1))) AS l", query
+            )
+        ]
+        expected = sorted(_bm25(rows, terms).items(), key=lambda item: (-item[1], item[0]))
+        got = await _ranked(db, memory, query, 20, SearchFilters())
+        _same_ranking(got, expected[:20])
+
+
+async def test_statistics_follow_corrections_dm_only_and_deletes(
+    db: Database, memory: CampaignMemory, other_campaign: CampaignMemory
+) -> None:
+    ids = await memory.log.append_many("s1", _corpus(200, seed=3))
+    await other_campaign.log.append_many("s1", _corpus(50, seed=4))
+    await memory.log.set_corrected([(ids[0], "The ember glows over the hidden vault.", [])])
+    await memory.log.set_dm_only(ids[1:40], True)
+    await memory.log.set_dm_only(ids[1:20], False)
+    await memory.sessions.upsert(NewSession(id="s2"))
+    await memory.log.append_many("s2", _corpus(30, seed=5))
+    await db.pool.execute(
+        "DELETE FROM sessions WHERE campaign_id = $1 AND id = 's2'", memory.campaign_id
+    )
+
+    async def maintained() -> list[Any]:
+        return [
+            [tuple(row) for row in await db.pool.fetch(query, memory.campaign_id)]
+            for query in (
+                "SELECT documents, total_length FROM word_collections"
+                " WHERE campaign_id = $1 AND collection = 'e'",
+                "SELECT lexeme, documents FROM word_frequencies"
+                " WHERE campaign_id = $1 AND collection = 'e' ORDER BY lexeme",
+                "SELECT lexeme, row_id, frequency, length FROM word_postings"
+                " WHERE campaign_id = $1 AND collection = 'e' ORDER BY lexeme, row_id",
+            )
+        ]
+
+    before = await maintained()
+    # Built again from nothing, from the rows as they are now.
+    await db.pool.execute(
+        """DELETE FROM word_postings WHERE campaign_id = $1;
+           DELETE FROM word_frequencies WHERE campaign_id = $1;
+           DELETE FROM word_collections WHERE campaign_id = $1;""".replace("$1", "'%s'")
+        % ((memory.campaign_id,) * 3)
+    )
+    await db.pool.execute(
+        """SELECT glyphoxa_words_add('e', array_agg(
+               (campaign_id, id, tsv, NOT dm_only)::glyphoxa_word_row))
+           FROM session_entries WHERE campaign_id = $1""",
+        memory.campaign_id,
+    )
+    assert await maintained() == before
+    assert before[0][0][0] == 200 - 20
+
+    await db.pool.execute("DELETE FROM campaigns WHERE id = $1", memory.campaign_id)
+    for table in ("word_postings", "word_frequencies", "word_collections"):
+        left = await db.pool.fetchval(
+            f"SELECT count(*) FROM {table} WHERE campaign_id = $1", memory.campaign_id
+        )
+        assert left == 0, table
+    assert await db.pool.fetchval(
+        "SELECT count(*) FROM word_postings WHERE campaign_id = $1", other_campaign.campaign_id
+    )
+
+
+async def test_a_dm_only_line_changes_no_score_a_player_sees(
+    db: Database, memory: CampaignMemory
+) -> None:
+    await memory.log.append_many("s1", _corpus(300, seed=9))
+    before = await _ranked(db, memory, "dragon vault", 10, PLAYERS)
+    secret = [
+        NewEntry(
+            speaker_id="dm", speaker_name="DM", text=f"The dragon sleeps in vault {i}.",
+            spoken_at=START + timedelta(hours=1, seconds=i),
+        )
+        for i in range(40)
+    ]  # fmt: skip
+    hidden = await memory.log.append_many("s1", secret)
+    await memory.log.set_dm_only(hidden, True)
+    assert await _ranked(db, memory, "dragon vault", 10, PLAYERS) == before
+
+
+async def test_a_common_word_costs_no_more_reading(db: Database, memory: CampaignMemory) -> None:
+    common = [
+        NewEntry(
+            speaker_id="mira", speaker_name="Mira", text=f"The caravan waits at milestone {i}.",
+            spoken_at=START + timedelta(seconds=i),
+        )
+        for i in range(3_000)
+    ]  # fmt: skip
+    rare = [
+        NewEntry(
+            speaker_id="tomas", speaker_name="Tomas", text=text,
+            spoken_at=START + timedelta(hours=2, seconds=i),
+        )
+        for i, text in enumerate(
+            ("An ember glows in the caravan.", "The ember went out.", "Ember, caravan!")
+        )
+    ]  # fmt: skip
+    await memory.log.append_many("s1", [*common, *rare])
+    params, fields = _search(memory, "caravan ember", 10, SearchFilters())
+    counting = _CountingPool(db.pool)
+    rows = await rank_by_words(counting, WordSearch(**fields), params)  # type: ignore[arg-type]
+    # One statement, reading FIRST_DEPTH postings of "caravan": not 3,000 rows.
+    assert counting.statements == 1
+    assert word_ranking.FIRST_DEPTH < 3_000
+    texts = {entry.text for entry in await memory.log.get_many([row["id"] for row in rows[:3]])}
+    assert texts == {entry.text for entry in rare}
