@@ -10,7 +10,8 @@ names within a couple of code edits is a few dictionary lookups, however many na
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -82,25 +83,18 @@ def similarity(key: str, codes: tuple[str, ...], name: PreparedName) -> float:
     return (by_sound + Indel.normalized_similarity(key, name.key)) / 2
 
 
-class NameIndex:
-    def __init__(self, names: Iterable[KnownName], max_code_edits: int = 2) -> None:
-        if not 0 <= max_code_edits <= 2:
-            raise ValueError("max_code_edits must be 0, 1 or 2")
-        self.max_code_edits = max_code_edits
-        self.names: list[PreparedName] = []
-        self._by_key: dict[str, list[PreparedName]] = {}
-        # Codes with up to one letter dropped, and with two: a window and a name meet when
-        # their codes agree after at most three dropped letters in all, never two a side.
-        self._near: dict[str, set[int]] = {}
-        self._far: dict[str, set[int]] = {}
-        seen: set[tuple[str, str | None]] = set()
-        for name in names:
-            text = name.text.strip()
-            key = letters(text)
-            if not key or (text, name.entity_id) in seen or _is_description(text):
-                continue
-            seen.add((text, name.entity_id))
-            prepared = PreparedName(
+def prepared_names(names: Iterable[KnownName]) -> list[PreparedName]:
+    """The names to index, prepared: each (spelling, entity) once, descriptions left out."""
+    prepared: list[PreparedName] = []
+    seen: set[tuple[str, str | None]] = set()
+    for name in names:
+        text = name.text.strip()
+        key = letters(text)
+        if not key or (text, name.entity_id) in seen or _is_description(text):
+            continue
+        seen.add((text, name.entity_id))
+        prepared.append(
+            PreparedName(
                 name=KnownName(text, name.entity_id),
                 key=key,
                 codes=phonetic_codes(key),
@@ -108,34 +102,169 @@ class NameIndex:
                 parts=len([p for p in _PARTS.split(text) if p]),
                 words=frozenset(text.casefold().split()),
             )
-            position = len(self.names)
-            self.names.append(prepared)
-            self._by_key.setdefault(key, []).append(prepared)
+        )
+    return prepared
+
+
+class _Layer:
+    """Prepared names looked up by their letters and by their codes' deletion
+    neighbourhoods; built once and never changed."""
+
+    def __init__(self, names: list[PreparedName], max_code_edits: int, number: int) -> None:
+        self.names = names
+        self.number = number
+        self.by_key: dict[str, list[int]] = {}
+        self.by_entity: dict[str | None, list[int]] = {}
+        # Codes with up to one letter dropped, and with two: a window and a name meet when
+        # their codes agree after at most three dropped letters in all, never two a side.
+        self.near: dict[str, set[int]] = {}
+        self.far: dict[str, set[int]] = {}
+        for position, prepared in enumerate(names):
+            self.by_key.setdefault(prepared.key, []).append(position)
+            self.by_entity.setdefault(prepared.name.entity_id, []).append(position)
             for code in prepared.codes:
                 near, far = _deletions(code, max_code_edits)
                 for variant in near:
-                    self._near.setdefault(variant, set()).add(position)
+                    self.near.setdefault(variant, set()).add(position)
                 for variant in far:
-                    self._far.setdefault(variant, set()).add(position)
-        self._keys = [n.key for n in self.names]
-        self._primary_codes = [n.codes[0] if n.codes else "" for n in self.names]
-        self._alternate_codes = [n.codes[1] if len(n.codes) > 1 else "" for n in self.names]
-        self._longest_code = max((len(c) for n in self.names for c in n.codes), default=0)
-        self.longest_key = max((len(n.key) for n in self.names), default=0)
-        self.has_article = any("the" in n.words for n in self.names)
-        self.max_parts = max((n.parts for n in self.names), default=0)
+                    self.far.setdefault(variant, set()).add(position)
+        self.keys = [n.key for n in names]
+        self.primary_codes = [n.codes[0] if n.codes else "" for n in names]
+        self.alternate_codes = [n.codes[1] if len(n.codes) > 1 else "" for n in names]
+        self.longest_code = max((len(c) for n in names for c in n.codes), default=0)
+        self.longest_key = max((len(n.key) for n in names), default=0)
+        self.parts = Counter(n.parts for n in names)
+        self.articles = sum("the" in n.words for n in names)
+
+    def order(self, position: int) -> tuple[str, int, int]:
+        """Where a name stands among equally good ones: by entity id, then as given (a
+        layer holds all the names of its entities, so their own order is kept)."""
+        return (self.names[position].name.entity_id or "", self.number, position)
+
+
+class NameIndex:
+    """Known names prepared for lookup by spelling and by sound.
+
+    An index can be patched (`with_changes`): the names of some entities dropped and their
+    new ones added, without preparing every name again (a second or so for 12,000 names,
+    more than a call may wait after a DM renames one). A patched index is its base with
+    those entities' positions dropped plus a small layer of their current names; it answers
+    exactly as an index built from scratch over the same names in the same order (names
+    ordered by entity id, as a campaign's are): where names tie, they are ranked by entity id
+    and then in their given order, in every index, so that layering changes no answer.
+    """
+
+    def __init__(self, names: Iterable[KnownName], max_code_edits: int = 2) -> None:
+        if not 0 <= max_code_edits <= 2:
+            raise ValueError("max_code_edits must be 0, 1 or 2")
+        self._setup(max_code_edits, (_Layer(prepared_names(names), max_code_edits, 0),))
+
+    def _setup(
+        self,
+        max_code_edits: int,
+        layers: tuple[_Layer, ...],
+        dropped: frozenset[int] = frozenset(),
+    ) -> None:
+        self.max_code_edits = max_code_edits
+        self._layers = layers
+        self._dropped = dropped
+        if len(layers) == 1 and not dropped:
+            self._names: list[PreparedName] | None = layers[0].names
+        else:
+            self._names = None
+        parts: Counter[int] = Counter()
+        articles = 0
+        for layer in layers:
+            parts += layer.parts
+            articles += layer.articles
+        for position in dropped:
+            gone = layers[0].names[position]
+            parts[gone.parts] -= 1
+            articles -= "the" in gone.words
+        self._count = sum(len(layer.names) for layer in layers) - len(dropped)
+        # Upper bounds, which only ever skip lookups that could find nothing: a dropped
+        # name may keep them high.
+        self._longest_code = max(layer.longest_code for layer in layers)
+        self.longest_key = max(layer.longest_key for layer in layers)
+        # Exact: which windows are tried depends on them.
+        self.has_article = articles > 0
+        self.max_parts = max((p for p, count in parts.items() if count > 0), default=0)
         self._similar = lru_cache(maxsize=SIMILARITY_CACHE_SIZE)(self._similar_uncached)
 
+    @property
+    def names(self) -> list[PreparedName]:
+        """The names, ranked as ties are (by entity id, then as given)."""
+        if self._names is None:
+            located = sorted(self._alive_positions(), key=lambda lp: lp[0].order(lp[1]))
+            self._names = [layer.names[position] for layer, position in located]
+        return self._names
+
+    def _alive_positions(self) -> list[tuple[_Layer, int]]:
+        return [
+            (layer, position)
+            for layer in self._layers
+            for position in range(len(layer.names))
+            if layer.number or position not in self._dropped
+        ]
+
     def __len__(self) -> int:
-        return len(self.names)
+        return self._count
+
+    @property
+    def patched_names(self) -> int:
+        """How many names this index holds beyond or against its base: what a lookup pays
+        for patching instead of building anew."""
+        return len(self._dropped) + sum(len(layer.names) for layer in self._layers[1:])
+
+    def with_changes(self, entity_ids: Collection[str], names: Iterable[KnownName]) -> NameIndex:
+        """This index with every name of `entity_ids` dropped and `names` (theirs now)
+        added: the cost is that of the changed names, not of all of them."""
+        changed = set(entity_ids)
+        base = self._layers[0]
+        dropped = set(self._dropped)
+        for entity_id in changed:
+            dropped.update(base.by_entity.get(entity_id, ()))
+        kept = [
+            n for layer in self._layers[1:] for n in layer.names if n.name.entity_id not in changed
+        ]
+        added = prepared_names(n for n in names if n.entity_id in changed)
+        # Stable: each entity's names keep their order.
+        extra = sorted(kept + added, key=lambda n: n.name.entity_id or "")
+        patched = NameIndex.__new__(NameIndex)
+        patched._setup(
+            self.max_code_edits,
+            (base, _Layer(extra, self.max_code_edits, 1)),
+            frozenset(dropped),
+        )
+        return patched
+
+    def compacted(self) -> NameIndex:
+        """The same names in one layer: what a patched index is rebuilt into once its
+        patches have grown (seconds for 12,000 names; see CorrectorCache)."""
+        if len(self._layers) == 1 and not self._dropped:
+            return self
+        fresh = NameIndex.__new__(NameIndex)
+        fresh._setup(self.max_code_edits, (_Layer(list(self.names), self.max_code_edits, 0),))
+        return fresh
 
     def spells(self, key: str) -> bool:
         """Whether some name has exactly these letters."""
-        return key in self._by_key
+        return bool(self._exact_positions(key))
 
     def exact(self, key: str) -> list[PreparedName]:
         """Names spelled with exactly these letters (case, spaces and punctuation aside)."""
-        return self._by_key.get(key, [])
+        found = self._exact_positions(key)
+        if len(found) > 1:
+            found.sort(key=lambda lp: lp[0].order(lp[1]))
+        return [layer.names[position] for layer, position in found]
+
+    def _exact_positions(self, key: str) -> list[tuple[_Layer, int]]:
+        return [
+            (layer, position)
+            for layer in self._layers
+            for position in layer.by_key.get(key, ())
+            if layer.number or position not in self._dropped
+        ]
 
     def similar(
         self, key: str, floor: float = 0.0, words: int = 2
@@ -150,30 +279,43 @@ class NameIndex:
         codes = phonetic_codes(key)
         if min(map(len, codes), default=0) > self._longest_code + self.max_code_edits:
             return ()
-        positions: set[int] = set()
         # One word heard is a name's letters give or take a syllable; only words heard
         # apart ("bran knock") add sounds of their own, and may drop two code letters.
         edits = self.max_code_edits if several_words else min(self.max_code_edits, 1)
-        for code in codes:
-            near, far = _deletions(code, edits)
-            for variant in near:
-                for index in (self._near, self._far):
-                    found = index.get(variant)
-                    if found:
-                        positions |= found
-            for variant in far:
-                found = self._near.get(variant)
-                if found:
-                    positions |= found
-        if not positions:
+        found: list[tuple[_Layer, int]] = []
+        for layer in self._layers:
+            positions = _nearby(layer, codes, edits)
+            if not layer.number:
+                positions -= self._dropped
+            found += [(layer, position) for position in positions]
+        if not found:
             return ()
-        order = list(positions)
-        by_letters = cdist([key], [self._keys[p] for p in order], scorer=_INDEL)[0]
-        by_sound = cdist(codes, [self._primary_codes[p] for p in order], scorer=_INDEL).max(0)
-        alternates = [self._alternate_codes[p] for p in order]
+        # Equally good names are ranked the same way in every index (see the class).
+        found.sort(key=lambda lp: lp[0].order(lp[1]))
+        by_letters = cdist([key], [layer.keys[p] for layer, p in found], scorer=_INDEL)[0]
+        primary = [layer.primary_codes[p] for layer, p in found]
+        by_sound = cdist(codes, primary, scorer=_INDEL).max(0)
+        alternates = [layer.alternate_codes[p] for layer, p in found]
         if any(alternates):
             by_sound = np.maximum(by_sound, cdist(codes, alternates, scorer=_INDEL).max(0))
         scores = (by_letters + by_sound) / 2
         kept = np.flatnonzero(scores >= floor)
         ranked = kept[np.argsort(-scores[kept], kind="stable")]
-        return tuple((self.names[order[i]], float(scores[i])) for i in ranked)
+        return tuple((found[i][0].names[found[i][1]], float(scores[i])) for i in ranked)
+
+
+def _nearby(layer: _Layer, codes: tuple[str, ...], edits: int) -> set[int]:
+    """Positions in `layer` of names whose codes are within `edits` of one of `codes`."""
+    positions: set[int] = set()
+    for code in codes:
+        near, far = _deletions(code, edits)
+        for variant in near:
+            for index in (layer.near, layer.far):
+                found = index.get(variant)
+                if found:
+                    positions |= found
+        for variant in far:
+            found = layer.near.get(variant)
+            if found:
+                positions |= found
+    return positions

@@ -7,9 +7,10 @@ Exact name, then alias, then a partial match, then a misspelling: a speech model
 from __future__ import annotations
 
 import bisect
+import copy
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +26,9 @@ _ARTICLE = re.compile(r"^(the|a|an)\s+")
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 MIN_FUZZY_SIMILARITY = 0.88
 MIN_PARTIAL_CHARS = 3
+# Entities changed since an index was built beyond which it is built again: each match
+# searches the changed ones' small index too, and rebuilding it is what a patch costs.
+MAX_PATCHED_ENTITIES = 256
 # Jaro-Winkler adds at most 4 x 0.1 of what Jaro leaves to 1, so reaching 0.88 takes a Jaro
 # similarity of 0.8: (m/|a| + m/|b| + (m - t)/m) / 3 >= 0.8 with the last term at most 1,
 # so m (the matching characters, at most the letters the two share) must bring
@@ -77,6 +81,10 @@ class NameIndex:
     """
 
     def __init__(self, entities: Sequence[Entity]) -> None:
+        # A patched index: these entities' spellings here are stale, and their current ones
+        # (and new entities') are in `_extra` (see `with_changes`).
+        self._dropped: frozenset[str] = frozenset()
+        self._extra: NameIndex | None = None
         self.entities = list(entities)
         self._owner: list[int] = []
         self._texts: list[str] = []
@@ -100,6 +108,24 @@ class NameIndex:
         self._letters = _letter_counts(self._keys)
         self._lengths = np.array([len(key) for key in self._keys], dtype=np.float64)
 
+    def with_changes(self, changed: Mapping[str, Entity | None]) -> NameIndex:
+        """This index with the `changed` entities as they are now (None: gone), without
+        normalising every spelling again (a third of a second for 10,000 entities).
+
+        The result matches exactly what a fresh index over the same entities would: each
+        entity is ranked by its own best spelling and the ranking is a total order
+        (`_order`), so the best `limit` of all are the best `limit` of the best `limit` of
+        the unchanged entities and of the changed ones."""
+        extra = [e for e in (self._extra.entities if self._extra else []) if e.id not in changed]
+        extra += [e for e in changed.values() if e is not None]
+        if len(extra) > MAX_PATCHED_ENTITIES:
+            base = [e for e in self.entities if e.id not in self._dropped | changed.keys()]
+            return NameIndex(base + extra)
+        patched = copy.copy(self)
+        patched._dropped = self._dropped | changed.keys()
+        patched._extra = NameIndex(extra)
+        return patched
+
     def match(
         self,
         query: str,
@@ -108,6 +134,19 @@ class NameIndex:
     ) -> list[NameMatch]:
         """Entities `query` may name, best first: each entity once, by its best spelling;
         only entities `accept` takes, when given."""
+        if self._extra is None:
+            return self._match(query, limit, accept)
+        dropped = self._dropped
+
+        def unchanged(entity: Entity) -> bool:
+            return entity.id not in dropped and (accept is None or accept(entity))
+
+        found = self._match(query, limit, unchanged) + self._extra.match(query, limit, accept)
+        return sorted(found, key=_order)[:limit]
+
+    def _match(
+        self, query: str, limit: int, accept: Callable[[Entity], bool] | None
+    ) -> list[NameMatch]:
         query_words, query_key = words(query), compact(query)
         if not query_key:
             return []

@@ -15,7 +15,7 @@ names an entity hidden from the viewer is withheld whole. It names one when it h
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,23 +73,38 @@ class HiddenForms:
     keys: frozenset[str]
     max_words: int
     longest: int
+    # How many of the names give each key, and how many names have each number of words:
+    # what `changed` needs to drop a name's forms without the other names'.
+    _key_counts: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+    _word_counts: Mapping[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, names: Iterable[str]) -> HiddenForms:
-        keys: set[str] = set()
-        max_words = 0
-        for name in names:
-            words = [w.casefold() for w in _NAME_WORDS.findall(name)]
-            if not words or len(letters(name)) < 2:
-                continue
-            max_words = max(max_words, len(words))
-            last = words[-1]
-            inflect = len(last) >= MIN_INFLECTED_CHARS and not (
-                len(words) == 1 and per_million(last) >= EVERYDAY_WORD_PER_MILLION
-            )
-            for form in inflections(last) if inflect else {last}:
-                keys.add(letters("".join(words[:-1]) + form))
-        return cls(frozenset(keys), max_words, max((len(k) for k in keys), default=0))
+        return EMPTY_FORMS.changed((), names)
+
+    def changed(self, removed: Iterable[str], added: Iterable[str]) -> HiddenForms:
+        """These forms without those of the `removed` names (given before) and with those
+        of the `added` ones: the cost is that of the names changed, not of all of them."""
+        key_counts = dict(self._key_counts)
+        word_counts = dict(self._word_counts)
+        for names, step in ((removed, -1), (added, 1)):
+            for name in names:
+                forms = _forms_of(name)
+                if forms is None:
+                    continue
+                keys, words = forms
+                word_counts[words] = word_counts.get(words, 0) + step
+                for key in keys:
+                    key_counts[key] = key_counts.get(key, 0) + step
+        key_counts = {key: count for key, count in key_counts.items() if count > 0}
+        word_counts = {words: count for words, count in word_counts.items() if count > 0}
+        return HiddenForms(
+            frozenset(key_counts),
+            max(word_counts, default=0),
+            max(map(len, key_counts), default=0),
+            key_counts,
+            word_counts,
+        )
 
     def found_in(self, text: str) -> bool:
         if not self.keys:
@@ -104,6 +119,23 @@ class HiddenForms:
                     if key in self.keys:
                         return True
         return False
+
+
+def _forms_of(name: str) -> tuple[set[str], int] | None:
+    """The keys a name is found by, and its number of words; None for no name at all."""
+    words = [w.casefold() for w in _NAME_WORDS.findall(name)]
+    if not words or len(letters(name)) < 2:
+        return None
+    last = words[-1]
+    inflect = len(last) >= MIN_INFLECTED_CHARS and not (
+        len(words) == 1 and per_million(last) >= EVERYDAY_WORD_PER_MILLION
+    )
+    forms = inflections(last) if inflect else {last}
+    keys = {letters("".join(words[:-1]) + form) for form in forms}
+    return keys, len(words)
+
+
+EMPTY_FORMS = HiddenForms(frozenset(), 0, 0)
 
 
 @dataclass(frozen=True)
@@ -171,4 +203,4 @@ class Redactor:
         return value
 
 
-SHOW_EVERYTHING = Redactor(HiddenForms(frozenset(), 0, 0))
+SHOW_EVERYTHING = Redactor(EMPTY_FORMS)

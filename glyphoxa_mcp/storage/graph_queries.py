@@ -11,6 +11,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.recall.episodes import EPISODE_PREFIX
+from glyphoxa_mcp.storage.entity_names import EntityChanges
 from glyphoxa_mcp.storage.knowledge_graph import (
     ENTITY_COLUMNS,
     FACT_COLUMNS,
@@ -39,6 +40,17 @@ from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, or_tsquery, v
 from glyphoxa_mcp.storage.vocabulary import BIDIRECTIONAL_TYPES
 
 MAX_DEPTH = 5
+# What `entity_names` reads of an entity (alias `e`): its names, and for an episode what names
+# it without its title (session and date), with who may know it.
+NAME_COLUMNS = f"""
+    e.id, e.type, e.name, e.aliases,
+    CASE WHEN e.type = 'event' AND e.id LIKE '{EPISODE_PREFIX}%'
+         THEN jsonb_strip_nulls(jsonb_build_object(
+             'session_id', e.attributes -> 'session_id',
+             'date', e.attributes -> 'date'))
+         ELSE '{{}}'::jsonb END AS attributes,
+    e.secret, e.known_by
+"""
 Direction = Literal["outgoing", "both"]
 
 
@@ -282,22 +294,53 @@ class GraphQueries:
 
     async def entity_names(self, npc_id: str | None = None) -> list[Entity]:
         """Every entity the NPC may know, for name resolution (attributes left out, but for
-        what names an episode)."""
+        what names an episode), in order of id (code point order, as Python sorts them, so
+        that a list patched in Python keeps the order a fresh read gives)."""
         sql = f"""
-            SELECT e.id, e.type, e.name, e.aliases,
-                   -- An episode keeps what names it without its title: session and date.
-                   CASE WHEN e.type = 'event' AND e.id LIKE '{EPISODE_PREFIX}%'
-                        THEN jsonb_strip_nulls(jsonb_build_object(
-                            'session_id', e.attributes -> 'session_id',
-                            'date', e.attributes -> 'date'))
-                        ELSE '{{}}'::jsonb END AS attributes,
-                   e.secret, e.known_by
+            SELECT {NAME_COLUMNS}
             FROM entities e WHERE e.campaign_id = $1 AND {entity_visible("e", "$2")}
-            ORDER BY e.id
+            ORDER BY e.id COLLATE "C"
         """
         with driver_errors("read entity names"):
             rows = await self._pool.fetch(sql, self.campaign_id, npc_id)
         return [entity_from_row(row) for row in rows]
+
+    async def entity_changes(self, since: int) -> EntityChanges:
+        """The entities changed after version `since` of the campaign's entities (sql/025),
+        as `entity_names` reads them, with the version they are current at: one statement,
+        so the version, the log and the rows are one snapshot. `complete` is False when the
+        log no longer reaches back to `since` (pruned): then everything must be read."""
+        sql = f"""
+            WITH current AS (
+                SELECT v.version, $2 >= v.version OR EXISTS (
+                    SELECT 1 FROM entity_changes c
+                    WHERE c.campaign_id = $1 AND c.version <= $2 + 1
+                ) AS complete
+                FROM (SELECT coalesce((
+                    SELECT version FROM entity_versions WHERE campaign_id = $1
+                ), 0) AS version) v
+            ), changed AS (
+                SELECT DISTINCT c.entity_id FROM entity_changes c
+                WHERE c.campaign_id = $1 AND c.version > $2
+                  AND c.version <= (SELECT version FROM current)
+            )
+            SELECT current.version AS current_version, current.complete,
+                   changed.entity_id AS changed_id, {NAME_COLUMNS}
+            FROM current
+            -- One row even when nothing changed, to carry the version.
+            LEFT JOIN changed ON true
+            LEFT JOIN entities e ON e.campaign_id = $1 AND e.id = changed.entity_id
+        """
+        with driver_errors("read the changed entities"):
+            rows = await self._pool.fetch(sql, self.campaign_id, since)
+        version, complete = int(rows[0]["current_version"]), bool(rows[0]["complete"])
+        changed = {row["changed_id"] for row in rows if row["changed_id"] is not None}
+        return EntityChanges(
+            version=version,
+            complete=complete or version == since,
+            changed_ids=frozenset(changed),
+            entities=tuple(entity_from_row(row) for row in rows if row["id"] is not None),
+        )
 
     async def visible_entity_ids(self, npc_id: str) -> list[str]:
         """The ids of every entity the NPC may know."""

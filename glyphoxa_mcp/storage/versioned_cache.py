@@ -49,6 +49,8 @@ class VersionedCache:
         self.capacity = capacity
         self._version: int | None = None
         self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        # Values of an older version, kept for `get_updated` to start from.
+        self._outdated: OrderedDict[Hashable, Any] = OrderedDict()
         self._computing: dict[tuple[int, Hashable], _Flight] = {}
 
     async def version(self) -> int:
@@ -58,14 +60,43 @@ class VersionedCache:
     async def get(self, key: Hashable, compute: Callable[[], Awaitable[T]]) -> T:
         """The value under `key`, computed by `compute` if the data changed since, or it
         was never computed (or was evicted: the least recently used go first)."""
+        return await self.get_updated(key, compute, None)
+
+    async def get_updated(
+        self,
+        key: Hashable,
+        compute: Callable[[], Awaitable[T]],
+        update: Callable[[T], Awaitable[T]] | None,
+    ) -> T:
+        """Like `get`, but a value computed at an older version is not thrown away: when the
+        data changes, `update` makes the current value from it (reading only what changed,
+        issue 17) instead of `compute` making it from nothing. Updates are single flight
+        and shielded like computations."""
         version = await self.version()
         if version != self._version:
+            # Older values wait to be updated; a plain `get` never sees them.
+            self._outdated.update(self._values)
             self._values.clear()
             self._version = version
+            while len(self._outdated) > self.capacity:
+                self._outdated.popitem(last=False)
         if key in self._values:
             self._values.move_to_end(key)
             kept: T = self._values[key]
             return kept
+        outdated = self._outdated.get(key) if update is not None else None
+        if outdated is not None and update is not None:
+            previous = outdated
+
+            async def from_previous() -> T:
+                return await update(previous)
+
+            return await self._computed(version, key, from_previous)
+        return await self._computed(version, key, compute)
+
+    async def _computed(
+        self, version: int, key: Hashable, compute: Callable[[], Awaitable[T]]
+    ) -> T:
         flight = self._computing.get((version, key))
         if flight is not None:
             shared: T = await flight.result()
@@ -87,9 +118,13 @@ class VersionedCache:
         # A lookup that saw a newer version meanwhile has dropped everything; this value may be
         # older than that version, so it is used once and not kept.
         if self._version == version:
+            self._outdated.pop(key, None)
             self._values[key] = value
             while len(self._values) > self.capacity:
                 self._values.popitem(last=False)
+        else:
+            # Still newer than what an update would start from otherwise.
+            self._outdated[key] = value
         return value
 
 

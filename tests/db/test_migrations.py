@@ -28,6 +28,7 @@ EXPECTED_TABLES = {
     "glyphoxa_migrations",
     "pending_entities",
     "entity_versions",
+    "entity_changes",
     "knowledge_versions",
     "campaign_row_counts",
     "session_chunk_entities",

@@ -109,5 +109,5 @@ async def test_a_server_warm_up_prepares_what_the_first_pre_fetch_would_load(
     await view.warm_up()
     assert english._frequencies.cache_info().currsize == 1
     scope = await view.scope()  # cached: the scope warm_up built
-    last = SHARED_CORRECTORS._last
-    assert last is not None and last[0] is scope.known  # its names are prepared already
+    # Its names are prepared already.
+    assert SHARED_CORRECTORS.prepared_for(scope.known) is not None
