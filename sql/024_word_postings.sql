@@ -173,24 +173,29 @@ BEGIN
 END
 $$;
 
--- Updates that change a row's words or whether it counts are rare (a correction, a line
--- made DM-only, a fact made secret or retconned) and touch few rows: one row at a time.
-CREATE FUNCTION glyphoxa_row_updated_words() RETURNS trigger LANGUAGE plpgsql AS $$
+-- An update (a batch of corrections, lines made DM-only, a fact made secret or retconned)
+-- moves the rows whose words, or whether they count, changed: all of them in one call.
+CREATE FUNCTION glyphoxa_rows_updated_words() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    was_counted boolean;
-    is_counted boolean;
+    removed glyphoxa_word_row[];
+    added glyphoxa_word_row[];
 BEGIN
-    EXECUTE format('SELECT %s FROM (SELECT ($1).*) r', TG_ARGV[1]) INTO was_counted USING OLD;
-    EXECUTE format('SELECT %s FROM (SELECT ($1).*) r', TG_ARGV[1]) INTO is_counted USING NEW;
-    IF OLD.tsv IS NOT DISTINCT FROM NEW.tsv AND was_counted = is_counted THEN
-        RETURN NULL;
+    EXECUTE format(
+        'WITH before AS (SELECT r.campaign_id, r.id, r.tsv, (%1$s) AS counted FROM old_rows r),'
+        ' after AS (SELECT r.campaign_id, r.id, r.tsv, (%1$s) AS counted FROM new_rows r),'
+        ' changed AS (SELECT b.campaign_id, b.id, b.tsv, b.counted,'
+        '                    a.tsv AS new_tsv, a.counted AS new_counted'
+        '             FROM before b JOIN after a USING (campaign_id, id)'
+        '             WHERE b.tsv IS DISTINCT FROM a.tsv OR b.counted <> a.counted)'
+        ' SELECT array(SELECT (campaign_id, id, tsv, counted)::glyphoxa_word_row'
+        '              FROM changed),'
+        '        array(SELECT (campaign_id, id, new_tsv, new_counted)::glyphoxa_word_row'
+        '              FROM changed)', TG_ARGV[1])
+    INTO removed, added;
+    IF cardinality(removed) > 0 THEN
+        PERFORM glyphoxa_words_remove(TG_ARGV[0]::"char", removed);
+        PERFORM glyphoxa_words_add(TG_ARGV[0]::"char", added);
     END IF;
-    PERFORM glyphoxa_words_remove(
-        TG_ARGV[0]::"char",
-        ARRAY[(OLD.campaign_id, OLD.id, OLD.tsv, was_counted)::glyphoxa_word_row]);
-    PERFORM glyphoxa_words_add(
-        TG_ARGV[0]::"char",
-        ARRAY[(NEW.campaign_id, NEW.id, NEW.tsv, is_counted)::glyphoxa_word_row]);
     RETURN NULL;
 END
 $$;
@@ -201,9 +206,9 @@ CREATE TRIGGER session_entries_words_in AFTER INSERT ON session_entries
 CREATE TRIGGER session_entries_words_out AFTER DELETE ON session_entries
     REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_rows_deleted_words('e', 'NOT r.dm_only');
-CREATE TRIGGER session_entries_words_changed
-    AFTER UPDATE OF text, speaker_name, dm_only ON session_entries FOR EACH ROW
-    EXECUTE FUNCTION glyphoxa_row_updated_words('e', 'NOT r.dm_only');
+CREATE TRIGGER session_entries_words_changed AFTER UPDATE ON session_entries
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_rows_updated_words('e', 'NOT r.dm_only');
 
 CREATE TRIGGER chunks_words_in AFTER INSERT ON chunks
     REFERENCING NEW TABLE AS inserted_rows FOR EACH STATEMENT
@@ -211,9 +216,9 @@ CREATE TRIGGER chunks_words_in AFTER INSERT ON chunks
 CREATE TRIGGER chunks_words_out AFTER DELETE ON chunks
     REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_rows_deleted_words('c', 'NOT r.dm_only');
-CREATE TRIGGER chunks_words_changed
-    AFTER UPDATE OF content, dm_only ON chunks FOR EACH ROW
-    EXECUTE FUNCTION glyphoxa_row_updated_words('c', 'NOT r.dm_only');
+CREATE TRIGGER chunks_words_changed AFTER UPDATE ON chunks
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_rows_updated_words('c', 'NOT r.dm_only');
 
 CREATE TRIGGER facts_words_in AFTER INSERT ON facts
     REFERENCING NEW TABLE AS inserted_rows FOR EACH STATEMENT
@@ -223,9 +228,9 @@ CREATE TRIGGER facts_words_out AFTER DELETE ON facts
     REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_rows_deleted_words(
         'f', 'r.superseded_by IS NULL AND glyphoxa_visible(r.secret, r.known_by, ''''::text)');
-CREATE TRIGGER facts_words_changed
-    AFTER UPDATE OF text, secret, known_by, superseded_by ON facts FOR EACH ROW
-    EXECUTE FUNCTION glyphoxa_row_updated_words(
+CREATE TRIGGER facts_words_changed AFTER UPDATE ON facts
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_rows_updated_words(
         'f', 'r.superseded_by IS NULL AND glyphoxa_visible(r.secret, r.known_by, ''''::text)');
 
 CREATE FUNCTION glyphoxa_campaign_words_deleted() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -119,9 +119,14 @@ RESET_CHUNKS_DM_ONLY = """
 UPDATE chunks c SET dm_only = glyphoxa_chunk_dm_only(c.campaign_id, c.session_id, c.entry_ids)
 WHERE c.campaign_id = $1 AND c.session_id = ANY($2::text[])
 """
+# One statement for a session's corrections: its triggers then move the words of all the
+# changed lines at once (sql/024).
 UPDATE_CORRECTED = """
-UPDATE session_entries SET text = $3, corrections = $4
-WHERE campaign_id = $1 AND id = $2 AND (text <> $3 OR corrections <> $4)
+UPDATE session_entries e SET text = u.text, corrections = c.corrections
+FROM unnest($2::bigint[], $3::text[], $4::text[]) AS u(id, text, corrections_json),
+     LATERAL (SELECT u.corrections_json::jsonb AS corrections) c
+WHERE e.campaign_id = $1 AND e.id = u.id
+  AND (e.text <> u.text OR e.corrections IS DISTINCT FROM c.corrections)
 """
 SELECT_UNEXTRACTED = f"""
 SELECT {ENTRY_COLUMNS} FROM session_entries e
@@ -255,14 +260,15 @@ class SessionLog:
         self, updates: Sequence[tuple[int, str, Sequence[TextCorrection]]]
     ) -> None:
         """Store each entry's corrected text and the corrections that made it from raw_text."""
-        rows = [
-            (self.campaign_id, entry_id, text, [c.model_dump() for c in corrections])
-            for entry_id, text, corrections in updates
-        ]
-        if not rows:
+        if not updates:
             return
+        ids, texts, corrections = zip(*updates, strict=True)
+        # As JSON text: asyncpg would take a list of lists for a two-dimensional array.
+        stored = [json.dumps([c.model_dump() for c in spans]) for spans in corrections]
         with driver_errors("store corrected utterances"):
-            await self._pool.executemany(UPDATE_CORRECTED, rows)
+            await self._pool.execute(
+                UPDATE_CORRECTED, self.campaign_id, list(ids), list(texts), stored
+            )
 
     async def get_many(self, entry_ids: Sequence[int]) -> list[Entry]:
         with driver_errors("read entries"):
