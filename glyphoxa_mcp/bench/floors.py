@@ -13,9 +13,11 @@ there was nothing.
 
 Learning the ids from the answer, rather than selecting by the tool's own arguments,
 keeps every floor one plain statement per table: selecting by the arguments would repeat
-the tool's name matching, ranking and scope, which are what the floor leaves out. The
-searches' rankings have floors of their own (bench/peers.py): the bare HNSW top-k, and the
-in-memory BM25 library.
+the tool's name matching, ranking and scope, which are what the floor leaves out. A search
+cannot answer without ranking, so a search's floor first runs the bare HNSW top-k statement
+over the table it ranks by meaning (its candidates, with the query's precomputed vector).
+Ranking by words has no SQL floor: the word leg is held to the in-memory BM25 library
+instead (bench/peers.py).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from glyphoxa_mcp.bench.operations import (
     floor_name,
     rotating,
 )
+from glyphoxa_mcp.bench.peers import candidates
 from glyphoxa_mcp.bench.timing import Operation
 from glyphoxa_mcp.bench.workload import Workload
 from glyphoxa_mcp.db.database import Database
@@ -103,6 +106,13 @@ ORDER BY spoken_at, id
 SESSION_FACTS_OF = """
 SELECT key, npc_id, text, set_at FROM session_facts WHERE campaign_id = $1 AND session_id = $2
 """
+# The meaning ranking each search starts from (its candidates for top_k results).
+NEAREST_PASSAGES = """
+SELECT id FROM chunks WHERE campaign_id = $1 ORDER BY embedding <=> $2 LIMIT $3
+"""
+NEAREST_FACTS = """
+SELECT id FROM facts WHERE campaign_id = $1 ORDER BY embedding <=> $2 LIMIT $3
+"""
 # Learning only, never timed: the passage a search hit's lines were cut from (a hit gives
 # the lines of its passage, less those an earlier hit gave already).
 PASSAGE_HOLDING = """
@@ -137,19 +147,30 @@ def summary_reads(result: SessionSummaryResult) -> Reads:
     )
 
 
-def fact_reads(result: SearchFactsResult) -> Reads:
-    """The facts and the relationships found."""
+def _nearest(sql: str, vector: Sequence[float], top_k: int) -> Statement:
+    return sql, (CAMPAIGN_ID, list(vector), candidates(top_k))
+
+
+def fact_reads(result: SearchFactsResult, vector: Sequence[float], top_k: int) -> Reads:
+    """The facts nearest the query, then the facts and the relationships found."""
     facts = {hit.id for hit in result.results if hit.kind == "fact"}
     links = {hit.id for hit in result.results if hit.kind == "relationship"}
-    return _by_ids(FACTS_BY_ID, facts), _by_ids(RELATIONSHIPS_BY_ID, links)
+    return (
+        _nearest(NEAREST_FACTS, vector, top_k),
+        _by_ids(FACTS_BY_ID, facts),
+        _by_ids(RELATIONSHIPS_BY_ID, links),
+    )
 
 
-def session_reads(result: SearchSessionsResult, passages: Collection[int]) -> Reads:
-    """The passages the hits came from (`passages`, looked up beforehand), their lines, and
-    the sessions whose titles the hits carry."""
+def session_reads(
+    result: SearchSessionsResult, passages: Collection[int], vector: Sequence[float], top_k: int
+) -> Reads:
+    """The passages nearest the query; then the passages the hits came from (`passages`,
+    looked up beforehand), their lines, and the sessions whose titles the hits carry."""
     lines = {i for hit in result.results for i in hit.entry_ids}
     sessions = {hit.session_id for hit in result.results if hit.session_id is not None}
     return (
+        _nearest(NEAREST_PASSAGES, vector, top_k),
         _by_ids(CHUNKS_BY_ID, passages),
         _by_ids(ENTRIES_BY_ID, lines),
         _by_ids(SESSIONS_BY_ID, sessions),
@@ -219,6 +240,13 @@ def first_sets(workload: Workload, count: int) -> Workload:
     )
 
 
+def _vector(workload: Workload, arguments: dict[str, Any]) -> list[float]:
+    vector = workload.query_vectors.get(arguments["query"])
+    if vector is None:
+        raise BenchError(f"No precomputed vector for the query {arguments['query']!r}.")
+    return vector
+
+
 async def learn_reads(
     client: Client, db: Database, workload: Workload, only: Collection[str]
 ) -> dict[str, list[Reads]]:
@@ -241,7 +269,11 @@ async def learn_reads(
         ]
     if SEARCH_FACTS in only:
         learned[SEARCH_FACTS] = [
-            fact_reads(SearchFactsResult.model_validate(await _answer(client, SEARCH_FACTS, a)))
+            fact_reads(
+                SearchFactsResult.model_validate(await _answer(client, SEARCH_FACTS, a)),
+                _vector(workload, a),
+                a["top_k"],
+            )
             for a in workload.search_facts
         ]
     if SEARCH_SESSIONS in only:
@@ -250,7 +282,9 @@ async def learn_reads(
             found = SearchSessionsResult.model_validate(
                 await _answer(client, SEARCH_SESSIONS, arguments)
             )
-            sessions.append(session_reads(found, await _passages(db, found)))
+            passages = await _passages(db, found)
+            vector = _vector(workload, arguments)
+            sessions.append(session_reads(found, passages, vector, arguments["top_k"]))
         learned[SEARCH_SESSIONS] = sessions
     if HOT_RESOURCE in only:
         learned[HOT_RESOURCE] = [

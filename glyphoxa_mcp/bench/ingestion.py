@@ -47,9 +47,12 @@ class IngestionResult(BaseModel):
     # The embedder alone on the same passages, in the same batches, right after ingestion.
     embedder_alone_s: float
     embedder_passages_per_s: float
-    # Ingestion's throughput over the embedder's own on the same passages (both counted in
-    # the utterances those passages hold: the embedder's time alone over ingestion's time).
+    # Ingestion's throughput (utterances/s) over the embedder's own on the same passages
+    # (passages/s), as the issue that set the target counts it (930 / 5,900 = 16% then).
     embedder_share: float
+    # The embedder's time alone on those passages over ingestion's time: the share counted
+    # in one unit (lower when, as here, each utterance starts a passage of its own).
+    embedding_time_share: float
     target: str = EMBEDDER_SHARE_TARGET
     meets: bool
 
@@ -137,9 +140,9 @@ async def embedder_alone_s(embedder: Embedder, batches: Sequence[Sequence[str]])
     return time.perf_counter() - started
 
 
-def embedder_share(ingestion_s: float, embedder_s: float) -> float:
+def embedder_share(utterances_per_s: float, passages_per_s: float) -> float:
     """Ingestion's throughput over the embedder's own on the same passages. (pure)"""
-    return round(embedder_s / ingestion_s, 3) if ingestion_s > 0 else 0.0
+    return round(utterances_per_s / passages_per_s, 3) if passages_per_s > 0 else 0.0
 
 
 async def measure_ingestion(
@@ -161,8 +164,9 @@ async def measure_ingestion(
     utterances = sum(len(entries) for entries in sessions)
     total = ingest_s + process_s
     alone = await embedder_alone_s(embedder, timed.batches)
-    share = embedder_share(total, alone)
     embedded = sum(len(batch) for batch in timed.batches)
+    passages_per_s = embedded / alone if alone > 0 else 0.0
+    share = embedder_share(utterances / total, passages_per_s)
     return IngestionResult(
         utterances=utterances,
         sessions=len(sessions),
@@ -174,7 +178,8 @@ async def measure_ingestion(
         utterances_per_s=round(utterances / total, 1),
         utterances_per_s_without_embedding=round(utterances / (total - timed.seconds), 1),
         embedder_alone_s=round(alone, 3),
-        embedder_passages_per_s=round(embedded / alone, 1) if alone > 0 else 0.0,
+        embedder_passages_per_s=round(passages_per_s, 1),
         embedder_share=share,
+        embedding_time_share=round(alone / total, 3) if total > 0 else 0.0,
         meets=share >= MIN_EMBEDDER_SHARE,
     )

@@ -270,7 +270,9 @@ INGESTION_HEADERS = (
     "of which embedding s",
     "utterances/s",
     "embedder alone s",
+    "embedder passages/s",
     "embedder share",
+    "embedding time share",
     "target",
     "verdict",
 )
@@ -287,7 +289,9 @@ def ingestion_rows(result: IngestionResult) -> list[list[str]]:
             f"{result.embedding_s:.2f}",
             f"{result.utterances_per_s:g}",
             f"{result.embedder_alone_s:.2f}",
+            f"{result.embedder_passages_per_s:g}",
             f"{result.embedder_share:.2f}",
+            f"{result.embedding_time_share:.2f}",
             result.target,
             "meets" if result.meets else "MISSES",
         ]

@@ -88,6 +88,9 @@ async def test_ingestion_goes_through_the_pipeline_and_is_forgotten_after(
     assert result.embedder_alone_s > 0 and result.embedder_passages_per_s > 0
     assert result.meets == (result.embedder_share >= 0.5)
     assert result.embedder_share == pytest.approx(
+        result.utterances_per_s / result.embedder_passages_per_s, abs=0.01
+    )
+    assert result.embedding_time_share == pytest.approx(
         result.embedder_alone_s / (result.ingest_s + result.process_s), abs=0.01
     )
     during = await loader.row_counts(dsn)

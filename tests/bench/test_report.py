@@ -148,10 +148,10 @@ def test_the_json_of_a_judged_row_says_its_target_floor_and_verdict() -> None:
 
 
 @pytest.mark.parametrize(
-    ("ingestion_s", "embedder_s", "share"),
-    [(2.0, 1.0, 0.5), (4.0, 1.0, 0.25), (1.0, 1.0, 1.0), (0.0, 1.0, 0.0)],
+    ("utterances_per_s", "passages_per_s", "share"),
+    [(930.0, 5_900.0, 0.158), (2_950.0, 5_900.0, 0.5), (10.0, 0.0, 0.0)],
 )
-def test_the_embedder_share_is_the_embedders_time_over_ingestions(
-    ingestion_s: float, embedder_s: float, share: float
+def test_the_embedder_share_is_ingestions_throughput_over_the_embedders(
+    utterances_per_s: float, passages_per_s: float, share: float
 ) -> None:
-    assert embedder_share(ingestion_s, embedder_s) == share
+    assert embedder_share(utterances_per_s, passages_per_s) == share
