@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,8 @@ class Dataset:
     chunk_vectors: np.ndarray
     facts: tuple[FactRow, ...]
     fact_vectors: np.ndarray
+    # As `backfill-embeddings` would store them: search_facts ranks relationships by them.
+    relationship_vectors: np.ndarray
     space: TopicSpace
     # The NPC whose scope is measured: central, present in every session, and told some
     # secrets.
@@ -82,6 +85,12 @@ def generate(spec: DatasetSpec) -> Dataset:
         spec.facts, entities, sessions, transcripts.involved, bench_npc, spec.seed
     )
     space = TopicSpace(len(words.TOPIC_NAMES), words.SUBTOPICS_PER_TOPIC, spec.seed)
+    # A relationship's sentence names two entities and a type, no topic: one at random.
+    rng = random.Random(spec.seed * 2 + 3)
+    relationship_topics = [
+        (rng.randrange(len(words.TOPIC_NAMES)), rng.randrange(words.SUBTOPICS_PER_TOPIC))
+        for _ in relationships
+    ]
     return Dataset(
         spec=spec,
         sessions=sessions,
@@ -92,6 +101,7 @@ def generate(spec: DatasetSpec) -> Dataset:
         chunk_vectors=_vectors(space, list(transcripts.chunk_topics), spec.seed * 2 + 1),
         facts=tuple(facts),
         fact_vectors=_vectors(space, fact_topics, spec.seed * 2 + 2),
+        relationship_vectors=_vectors(space, relationship_topics, spec.seed * 2 + 3),
         space=space,
         bench_npc=bench_npc,
     )

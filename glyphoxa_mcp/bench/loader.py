@@ -118,7 +118,16 @@ async def _load_graph(conn: asyncpg.Connection, dataset: Dataset) -> None:
     await _copy(
         conn,
         "relationships",
-        ("campaign_id", "source_id", "target_id", "rel_type", "provenance", "secret", "known_by"),
+        (
+            "campaign_id",
+            "source_id",
+            "target_id",
+            "rel_type",
+            "provenance",
+            "embedding",
+            "secret",
+            "known_by",
+        ),
         [
             (
                 CAMPAIGN_ID,
@@ -126,9 +135,10 @@ async def _load_graph(conn: asyncpg.Connection, dataset: Dataset) -> None:
                 r.target_id,
                 r.rel_type,
                 json.dumps(r.provenance),
+                dataset.relationship_vectors[i],
                 *_visibility(r),
             )
-            for r in dataset.relationships
+            for i, r in enumerate(dataset.relationships)
         ],
     )
     await _copy(
