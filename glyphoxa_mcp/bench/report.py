@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from glyphoxa_mcp.bench.edits_under_load import EditsUnderLoadResult
 from glyphoxa_mcp.bench.ingestion import IngestionResult
 from glyphoxa_mcp.bench.live_recording import LiveRecordingResult
 from glyphoxa_mcp.bench.loader import LoadTimings
@@ -151,6 +152,20 @@ class DatabaseReport(BaseModel):
     pgvector_version: str
 
 
+NO_FAILURE_AFTER_EDIT = "no call of any tier fails or passes its deadline after an entity edit"
+
+
+class JudgedEdits(EditsUnderLoadResult):
+    """Entities edited while calls ran, with the issue's target for it."""
+
+    target: str = NO_FAILURE_AFTER_EDIT
+    meets: bool
+
+    @classmethod
+    def of(cls, result: EditsUnderLoadResult) -> JudgedEdits:
+        return cls(**result.model_dump(), meets=result.failed_after_edit == 0)
+
+
 class BenchReport(BaseModel):
     glyphoxa_version: str
     started_at: datetime
@@ -164,6 +179,7 @@ class BenchReport(BaseModel):
     measurements: list[Measurement]
     ingestion: IngestionResult | None
     live_recording: LiveRecordingResult | None = None
+    edits_under_load: JudgedEdits | None = None
 
     def measured(self, operation: str, scope: str, mode: Mode) -> Measurement | None:
         for m in self.measurements:
@@ -310,4 +326,39 @@ def live_rows(result: LiveRecordingResult) -> list[list[str]]:
         row("append call", result.append, None),
         row("append -> hot notification", result.hot_notification, result.target_notified_ms),
         row("append -> found by search", result.searchable, result.target_searchable_ms),
+    ]
+
+
+EDITS_HEADERS = (
+    "tier",
+    "deadline ms",
+    "calls",
+    "failed",
+    "over deadline",
+    "p95 ms",
+    "first calls after an edit",
+    "of which failed or late",
+    "their p95 ms",
+    "their max ms",
+)
+
+
+def edits_rows(result: EditsUnderLoadResult) -> list[list[str]]:
+    def ms(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
+    return [
+        [
+            tier.tier.value,
+            str(tier.deadline_ms),
+            str(tier.calls),
+            str(tier.failed),
+            str(tier.over_deadline),
+            ms(tier.p95_ms),
+            str(tier.calls_after_edit),
+            str(tier.failed_after_edit),
+            ms(tier.p95_after_edit_ms),
+            ms(tier.max_after_edit_ms),
+        ]
+        for tier in result.tiers
     ]

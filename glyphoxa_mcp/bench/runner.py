@@ -22,6 +22,7 @@ from glyphoxa_mcp import __version__
 from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.bench import loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
+from glyphoxa_mcp.bench.edits_under_load import measure_edits_under_load
 from glyphoxa_mcp.bench.floors import floor_operations
 from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
 from glyphoxa_mcp.bench.live_recording import measure_live_recording
@@ -45,6 +46,7 @@ from glyphoxa_mcp.bench.report import (
     BenchReport,
     DatabaseReport,
     DatasetReport,
+    JudgedEdits,
     Measurement,
     Mode,
     judged,
@@ -90,6 +92,7 @@ class BenchSettings(BaseModel):
     warmup: int = Field(default=VARIANTS, ge=0, le=1_000_000)
     ingest_utterances: int = Field(default=2000, ge=0, le=1_000_000)
     live_lines: int = Field(default=30, ge=0, le=10_000)
+    edit_seconds: float = Field(default=20.0, ge=0, le=600)
     tier: Tier = Tier.STANDARD
     # Neither: a temporary embedded server, deleted at exit.
     dsn: str | None = None
@@ -355,6 +358,12 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
                 )
             finally:
                 await forget_ingested(location.dsn)
+        edits = None
+        if settings.edit_seconds:
+            say(f"editing entities once a second for {settings.edit_seconds:g} s while calls run")
+            edits = JudgedEdits.of(
+                await measure_edits_under_load(db, dataset, settings.edit_seconds)
+            )
         database = await _database_report(db)
     return BenchReport(
         glyphoxa_version=__version__,
@@ -369,4 +378,5 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         measurements=judged(measurements),
         ingestion=ingestion,
         live_recording=live,
+        edits_under_load=edits,
     )

@@ -73,6 +73,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     env_option(
         runs,
+        "--edit-seconds",
+        env="GLYPHOXA_BENCH_EDIT_SECONDS",
+        help="seconds of entity edits, one a second, while FAST, STANDARD and DEEP calls run; "
+        "0 skips it",
+        default=20.0,
+        type=float,
+    )
+    env_option(
+        runs,
         "--tier",
         env="GLYPHOXA_BENCH_TIER",
         help="FAST, STANDARD or DEEP",
@@ -206,6 +215,7 @@ def settings_of(args: argparse.Namespace) -> BenchSettings:
             warmup=args.warmup,
             ingest_utterances=args.ingest_utterances,
             live_lines=args.live_lines,
+            edit_seconds=args.edit_seconds,
             tier=tier,
             dsn=dsn,
             data_dir=Path(args.data_dir).expanduser() if args.data_dir else None,
@@ -237,9 +247,11 @@ def _say(message: str) -> None:
 
 async def run_bench_command(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.bench.report import (
+        EDITS_HEADERS,
         INGESTION_HEADERS,
         LATENCY_HEADERS,
         LIVE_HEADERS,
+        edits_rows,
         ingestion_rows,
         latency_rows,
         live_rows,
@@ -295,6 +307,13 @@ async def run_bench_command(args: argparse.Namespace) -> int:
             f"into a session of {live.session_lines_before}; latency in ms):\n"
         )
         print_table(LIVE_HEADERS, live_rows(live))
+    edits = report.edits_under_load
+    if edits is not None:
+        print(
+            f"\nEntities edited while calls ran ({edits.edits} edits in {edits.seconds:g} s, "
+            f"{edits.target}: {'meets' if edits.meets else 'MISSES'}):\n"
+        )
+        print_table(EDITS_HEADERS, edits_rows(edits))
     if args.json is not None:
         args.json.write_text(report.model_dump_json(indent=2) + "\n")
         print(f"\nWrote {args.json}")

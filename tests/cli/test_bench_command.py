@@ -15,6 +15,7 @@ TINY = [
     *("--sessions", "2", "--entries", "60", "--entities", "30"),
     *("--relationships", "40", "--facts", "20"),
     *("--samples", "3", "--warmup", "1", "--ingest-utterances", "12", "--live-lines", "3"),
+    *("--edit-seconds", "2"),
     # The longest deadline: a loaded test machine must not turn a slow call into a failure.
     *("--tier", "DEEP"),
 ]
@@ -91,6 +92,11 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     for measure in ("append", "hot_notification", "searchable"):
         assert live[measure]["samples"] == 3
     assert live["append"]["p50_ms"] <= live["searchable"]["p50_ms"]
+    edits = report["edits_under_load"]
+    assert edits["edits"] >= 1
+    assert {t["tier"] for t in edits["tiers"]} == {"FAST", "STANDARD", "DEEP"}
+    assert edits["meets"] == (sum(t["failed_after_edit"] for t in edits["tiers"]) == 0)
+    assert edits["target"].startswith("no call of any tier fails")
     assert report["machine"]["cpus"] >= 1
     table = result.stdout
     for tool in TOOLS:
@@ -98,11 +104,13 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     assert "memory.search_sessions + embedding" in table
     assert "SELECT 1 (pool round trip)" in table and "utterances/s" in table
     assert "x floor)" in table and "x bm25s)" in table and "embedder share" in table
+    assert "Entities edited while calls ran" in table
     assert "append -> hot notification" in table and "append -> found by search" in table
 
     again = run_cli(
-        "bench", *TINY, "--dsn", empty_database, "--ingest-utterances", "0", "--live-lines", "0"
-    )
+        "bench", *TINY, "--dsn", empty_database,
+        *("--ingest-utterances", "0", "--live-lines", "0", "--edit-seconds", "0"),
+    )  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert "reused an earlier load" in again.stdout and "utterances/s" not in again.stdout
     other = run_cli("bench", *TINY, "--seed", "2", "--dsn", empty_database)
