@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from weakref import WeakKeyDictionary
 
-from glyphoxa_mcp.correction.name_index import KnownName
+from glyphoxa_mcp.correction.name_index import KnownName, prepared_names
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
+from glyphoxa_mcp.correction.words import segments
 from glyphoxa_mcp.storage.models import Entity
 
 # The lists whose correctors are found by identity: the campaign's, and a few viewers' each.
 LISTS_REMEMBERED = 32
-# Names dropped or added by patches before a corrector is rebuilt in one layer.
-COMPACT_AT = 4_096
 
 
 def names_of(entities: Iterable[Entity]) -> tuple[KnownName, ...]:
@@ -73,11 +73,18 @@ class CorrectorCache:
         if before is None:
             return None
         now = sorted((e for e in changed.values() if e is not None), key=lambda e: e.id)
+        if all(
+            before.index.names_of(entity_id) == _indexed(names_of([entity] if entity else []))
+            for entity_id, entity in changed.items()
+        ):
+            # Entities changed, their names did not (a secret kept, a touch): the same
+            # corrector, and what it corrected stays valid.
+            self._remember(entities, before)
+            return before
         index = before.index.with_changes(changed.keys(), names_of(now))
-        if index.patched_names > COMPACT_AT:
-            # Patches cost every lookup a little; past this many, one layer again.
-            index = index.compacted()
         corrector = PhoneticCorrector(index, self.settings)
+        touched = [n for i in changed for n in before.index.names_of(i)] + list(names_of(now))
+        _remember_lineage(corrector, before, touched)
         self._remember(entities, corrector)
         return corrector
 
@@ -98,6 +105,56 @@ class CorrectorCache:
         else:
             self._prepared.move_to_end(key)
         return corrector
+
+
+# A corrector patched from another, with a corrector of only the names that changed
+# (before and after): where those find nothing, the two correct alike.
+_LINEAGE: WeakKeyDictionary[PhoneticCorrector, tuple[PhoneticCorrector, PhoneticCorrector]] = (
+    WeakKeyDictionary()
+)
+
+
+def _remember_lineage(
+    corrector: PhoneticCorrector, parent: PhoneticCorrector, touched: list[KnownName]
+) -> None:
+    same_windows = (corrector.max_window, corrector.index.has_article) == (
+        parent.max_window,
+        parent.index.has_article,
+    )
+    # One generation back only: a lineage keeps its parent (and what it corrected) alive,
+    # and a chain of them would keep every corrector since the first.
+    _LINEAGE.pop(parent, None)
+    if same_windows:
+        _LINEAGE[corrector] = (parent, PhoneticCorrector(touched, corrector.settings))
+
+
+def corrects_like(corrector: PhoneticCorrector, text: str) -> PhoneticCorrector | None:
+    """The corrector `corrector` was patched from, when it provably corrects `text` the
+    same way: every window of words it tries has the same names spelled like it and the
+    same names sounding like it (those that changed are close to none of them), with the
+    same windows tried. Otherwise None. What was corrected before an edit then need not be
+    corrected again (hundreds of lines in a hot context; issue 17)."""
+    lineage = _LINEAGE.get(corrector)
+    if lineage is None:
+        return None
+    parent, changed = lineage
+    threshold = corrector.settings.threshold
+    for run in segments(text):
+        for start in range(len(run)):
+            key = ""
+            for end in range(start, min(start + corrector.max_window, len(run))):
+                key += run[end].key
+                words = end + 1 - start
+                if changed.index.may_name(key, words) and (
+                    changed.index.spells(key) or changed.index.similar(key, threshold, words)
+                ):
+                    return None
+    return parent
+
+
+def _indexed(names: Iterable[KnownName]) -> tuple[KnownName, ...]:
+    """The names as an index keeps them (trimmed, each once, descriptions left out)."""
+    return tuple(prepared.name for prepared in prepared_names(names))
 
 
 # One per process: the pipeline and the pre-fetch share prepared names.

@@ -9,6 +9,7 @@ names within a couple of code edits is a few dictionary lookups, however many na
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable
@@ -20,10 +21,15 @@ import numpy as np
 from rapidfuzz.distance import Indel
 from rapidfuzz.process import cdist
 
+from glyphoxa_mcp.correction.rebuild import Rebuild
 from glyphoxa_mcp.correction.words import ascii_letters, letters
 
 _PARTS = re.compile(r"[\s'\u2019\-]+")
 SIMILARITY_CACHE_SIZE = 65_536
+# Names dropped or added by patches past which the index is built in one layer again, in a
+# thread; past the larger number (rebuilds failing), in place.
+REBUILD_AT = 512
+MAX_PATCHED_NAMES = 8_192
 _INDEL = Indel.normalized_similarity
 
 
@@ -51,6 +57,10 @@ def _is_description(text: str) -> bool:
     return text.split()[0].casefold() in ("the", "a", "an")
 
 
+# Codes and their neighbourhoods are pure and the same words come back line after line, and
+# index after index: a name index patched after an edit (issue 17) starts with an empty
+# lookup cache, and these keep its first lookups from recomputing every code.
+@lru_cache(maxsize=SIMILARITY_CACHE_SIZE)
 def phonetic_codes(key: str) -> tuple[str, ...]:
     """Metaphone of the letters, plus a reading of "ch" as in "loch" ("Brannoch")."""
     plain = ascii_letters(key)
@@ -60,7 +70,8 @@ def phonetic_codes(key: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(code for code in codes if code))
 
 
-def _deletions(code: str, max_edits: int) -> tuple[set[str], set[str]]:
+@lru_cache(maxsize=SIMILARITY_CACHE_SIZE)
+def _deletions(code: str, max_edits: int) -> tuple[frozenset[str], frozenset[str]]:
     """The code with at most one letter dropped, and with two dropped (never below three
     letters, and only as far as max_edits allows)."""
     n = len(code)
@@ -72,7 +83,7 @@ def _deletions(code: str, max_edits: int) -> tuple[set[str], set[str]]:
         far.update(
             code[:i] + code[i + 1 : j] + code[j + 1 :] for i in range(n) for j in range(i + 1, n)
         )
-    return near, far - near
+    return frozenset(near), frozenset(far - near)
 
 
 def similarity(key: str, codes: tuple[str, ...], name: PreparedName) -> float:
@@ -136,6 +147,11 @@ class _Layer:
         self.parts = Counter(n.parts for n in names)
         self.articles = sum("the" in n.words for n in names)
 
+    @functools.cached_property
+    def variants(self) -> frozenset[str]:
+        """Every code variant of the layer's names (for `NameIndex.may_name`)."""
+        return frozenset(self.near) | frozenset(self.far)
+
     def order(self, position: int) -> tuple[str, int, int]:
         """Where a name stands among equally good ones: by entity id, then as given (a
         layer holds all the names of its entities, so their own order is kept)."""
@@ -168,6 +184,10 @@ class NameIndex:
         self.max_code_edits = max_code_edits
         self._layers = layers
         self._dropped = dropped
+        # Which patch last changed each entity, for a rebuild to take the later ones on.
+        self._changed_at: dict[str, int] = {}
+        self._generation = 0
+        self._rebuild: Rebuild[NameIndex] | None = None
         if len(layers) == 1 and not dropped:
             self._names: list[PreparedName] | None = layers[0].names
         else:
@@ -218,8 +238,30 @@ class NameIndex:
 
     def with_changes(self, entity_ids: Collection[str], names: Iterable[KnownName]) -> NameIndex:
         """This index with every name of `entity_ids` dropped and `names` (theirs now)
-        added: the cost is that of the changed names, not of all of them."""
-        changed = set(entity_ids)
+        added: the cost is that of the changed names, not of all of them. Past REBUILD_AT
+        patched names the index is built in one layer again in a thread (rebuild.py), and
+        a later patch starts from that once it is ready."""
+        generation = self._generation + 1
+        changed_at = {**self._changed_at, **dict.fromkeys(entity_ids, generation)}
+        patched = self._layered(set(entity_ids), names)
+        rebuild = self._rebuild
+        if rebuild is not None and rebuild.result is not None:
+            # Changes made since the rebuild started go on top of it.
+            newer = {i for i, at in changed_at.items() if at > rebuild.generation}
+            current = [n.name for n in patched._layers[-1].names if n.name.entity_id in newer]
+            patched = rebuild.result._layered(newer, current)
+            changed_at = {i: changed_at[i] for i in newer}
+            rebuild = None
+        elif patched.patched_names > REBUILD_AT and (rebuild is None or rebuild.failed):
+            if patched.patched_names > MAX_PATCHED_NAMES:
+                return patched.compacted()  # rebuilds keep failing: build it here
+            rebuild = Rebuild(patched.compacted, generation)
+        patched._changed_at = changed_at
+        patched._generation = generation
+        patched._rebuild = rebuild
+        return patched
+
+    def _layered(self, changed: set[str], names: Iterable[KnownName]) -> NameIndex:
         base = self._layers[0]
         dropped = set(self._dropped)
         for entity_id in changed:
@@ -240,12 +282,34 @@ class NameIndex:
 
     def compacted(self) -> NameIndex:
         """The same names in one layer: what a patched index is rebuilt into once its
-        patches have grown (seconds for 12,000 names; see CorrectorCache)."""
+        patches have grown (most of a second for 12,000 names; see `with_changes`)."""
         if len(self._layers) == 1 and not self._dropped:
             return self
         fresh = NameIndex.__new__(NameIndex)
         fresh._setup(self.max_code_edits, (_Layer(list(self.names), self.max_code_edits, 0),))
         return fresh
+
+    def names_of(self, entity_id: str) -> tuple[KnownName, ...]:
+        """The entity's names in this index, in their order."""
+        return tuple(
+            layer.names[position].name
+            for layer in self._layers
+            for position in layer.by_entity.get(entity_id, ())
+            if layer.number or position not in self._dropped
+        )
+
+    def may_name(self, key: str, words: int = 2) -> bool:
+        """Whether some name could be spelled like these letters or sound like them (what
+        `spells` and `similar` need, and cheaper to rule out: a few set lookups)."""
+        if self.spells(key):
+            return True
+        edits = self.max_code_edits if words > 1 else min(self.max_code_edits, 1)
+        for code in phonetic_codes(key):
+            near, far = _deletions(code, edits)
+            for layer in self._layers:
+                if not near.isdisjoint(layer.variants) or not far.isdisjoint(layer.near):
+                    return True
+        return False
 
     def spells(self, key: str) -> bool:
         """Whether some name has exactly these letters."""

@@ -18,6 +18,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
+from glyphoxa_mcp.correction.rebuild import Rebuild
 from glyphoxa_mcp.storage.models import Entity
 
 MatchKind = Literal["exact", "alias", "partial", "fuzzy"]
@@ -26,9 +27,11 @@ _ARTICLE = re.compile(r"^(the|a|an)\s+")
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 MIN_FUZZY_SIMILARITY = 0.88
 MIN_PARTIAL_CHARS = 3
-# Entities changed since an index was built beyond which it is built again: each match
-# searches the changed ones' small index too, and rebuilding it is what a patch costs.
-MAX_PATCHED_ENTITIES = 256
+# Entities changed since an index was built beyond which it is built again, in a thread:
+# each match searches the changed ones' small index too, and rebuilding that small index is
+# what a patch costs. Past the larger number (rebuilds failing), it is built in place.
+REBUILD_AT = 256
+MAX_PATCHED_ENTITIES = 4_096
 # Jaro-Winkler adds at most 4 x 0.1 of what Jaro leaves to 1, so reaching 0.88 takes a Jaro
 # similarity of 0.8: (m/|a| + m/|b| + (m - t)/m) / 3 >= 0.8 with the last term at most 1,
 # so m (the matching characters, at most the letters the two share) must bring
@@ -85,6 +88,10 @@ class NameIndex:
         # (and new entities') are in `_extra` (see `with_changes`).
         self._dropped: frozenset[str] = frozenset()
         self._extra: NameIndex | None = None
+        # Which patch last changed each entity, for a rebuild to take the later ones on.
+        self._changed_at: dict[str, int] = {}
+        self._generation = 0
+        self._rebuild: Rebuild[NameIndex] | None = None
         self.entities = list(entities)
         self._owner: list[int] = []
         self._texts: list[str] = []
@@ -115,15 +122,47 @@ class NameIndex:
         The result matches exactly what a fresh index over the same entities would: each
         entity is ranked by its own best spelling and the ranking is a total order
         (`_order`), so the best `limit` of all are the best `limit` of the best `limit` of
-        the unchanged entities and of the changed ones."""
+        the unchanged entities and of the changed ones. Past REBUILD_AT changed entities a
+        fresh index is built in a thread (correction/rebuild.py), and a later patch starts
+        from it once it is ready."""
+        generation = self._generation + 1
+        changed_at = {**self._changed_at, **dict.fromkeys(changed, generation)}
         extra = [e for e in (self._extra.entities if self._extra else []) if e.id not in changed]
         extra += [e for e in changed.values() if e is not None]
-        if len(extra) > MAX_PATCHED_ENTITIES:
-            base = [e for e in self.entities if e.id not in self._dropped | changed.keys()]
-            return NameIndex(base + extra)
+        rebuild = self._rebuild
+        if rebuild is not None and rebuild.result is not None:
+            # Changes made since the rebuild started go on top of it.
+            since = rebuild.generation
+            newer = {i for i, at in changed_at.items() if at > since}
+            return rebuild.result._patched(
+                frozenset(newer),
+                [e for e in extra if e.id in newer],
+                {i: changed_at[i] for i in newer},
+                generation,
+                None,
+            )
+        dropped = self._dropped | changed.keys()
+        if len(extra) > REBUILD_AT and (rebuild is None or rebuild.failed):
+            current = [e for e in self.entities if e.id not in dropped] + extra
+            if len(extra) > MAX_PATCHED_ENTITIES:
+                return NameIndex(current)  # rebuilds keep failing: build it here
+            rebuild = Rebuild(lambda: NameIndex(current), generation)
+        return self._patched(dropped, extra, changed_at, generation, rebuild)
+
+    def _patched(
+        self,
+        dropped: frozenset[str],
+        extra: list[Entity],
+        changed_at: dict[str, int],
+        generation: int,
+        rebuild: Rebuild[NameIndex] | None,
+    ) -> NameIndex:
         patched = copy.copy(self)
-        patched._dropped = self._dropped | changed.keys()
-        patched._extra = NameIndex(extra)
+        patched._dropped = dropped
+        patched._extra = NameIndex(extra) if dropped or extra else None
+        patched._changed_at = changed_at
+        patched._generation = generation
+        patched._rebuild = rebuild
         return patched
 
     def match(

@@ -18,8 +18,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from glyphoxa_mcp.correction.english import per_million
+from glyphoxa_mcp.correction.known_names import corrects_like
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
 from glyphoxa_mcp.correction.words import letters, segments
 
@@ -136,6 +138,32 @@ def _forms_of(name: str) -> tuple[set[str], int] | None:
 
 
 EMPTY_FORMS = HiddenForms(frozenset(), 0, 0)
+# What each corrector corrects a text to (the entities), shared by every redactor that uses
+# it: after a secret changes, every viewer's redactor is new but the corrector is the same,
+# and correcting the hundreds of lines a hot context reads again would take most of a FAST
+# call's time (issue 17).
+_CORRECTED: WeakKeyDictionary[PhoneticCorrector, dict[str, frozenset[str | None]]] = (
+    WeakKeyDictionary()
+)
+
+
+def corrected_ids(corrector: PhoneticCorrector, text: str) -> frozenset[str | None]:
+    """The entities `corrector` would put names of into `text`."""
+    known = _CORRECTED.get(corrector)
+    if known is None:
+        known = _CORRECTED[corrector] = {}
+    ids = known.get(text)
+    if ids is None:
+        parent = corrects_like(corrector, text)
+        before = None if parent is None else _CORRECTED.get(parent, {}).get(text)
+        if before is not None:
+            ids = before
+        else:
+            ids = frozenset(c.entity_id for c in corrector.correct(text).corrections)
+        if len(known) >= CHECKED_TEXTS:
+            known.clear()
+        known[text] = ids
+    return ids
 
 
 @dataclass(frozen=True)
@@ -177,8 +205,7 @@ class Redactor:
             return True
         if self.corrector is None or not self.hidden_ids:
             return False
-        corrected = self.corrector.correct(text)
-        return any(c.entity_id in self.hidden_ids for c in corrected.corrections)
+        return not self.hidden_ids.isdisjoint(corrected_ids(self.corrector, text))
 
     def redact(self, text: str) -> str:
         """Prose without the sentences that name something hidden."""

@@ -29,7 +29,12 @@ from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.name_windows import CampaignWindows
 from glyphoxa_mcp.recall.names import NameIndex
 from glyphoxa_mcp.recall.redaction import EMPTY_FORMS, SHOW_EVERYTHING, HiddenForms, Redactor
-from glyphoxa_mcp.storage.entity_names import MAX_PATCHED, EntityNames, visible_to
+from glyphoxa_mcp.storage.entity_names import (
+    MAX_PATCHED,
+    EntityNames,
+    replaced_by_id,
+    visible_to,
+)
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour
 from glyphoxa_mcp.storage.vocabulary import EntityType
@@ -372,10 +377,8 @@ def _replaced(
 ) -> tuple[Entity, ...]:
     """`known` (in order of id) with the differing entities taken out, and put back as
     they are now shown."""
-    kept = [entity for entity in known if entity.id not in differs]
-    for entity in sorted((e for e in differs.values() if e is not None), key=_by_id):
-        bisect.insort(kept, entity, key=_by_id)
-    return tuple(kept)
+    shown = [e for e in differs.values() if e is not None]
+    return tuple(replaced_by_id(known, differs, shown))
 
 
 def _carry_derived(previous: Scope, scope: Scope, differs: Mapping[str, Entity | None]) -> None:
