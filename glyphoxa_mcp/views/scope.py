@@ -150,8 +150,16 @@ async def _scope(memory: CampaignMemory, npc_id: str | None) -> Scope:
 async def _updated_scope(memory: CampaignMemory, npc_id: str | None, previous: Scope) -> Scope:
     names = await memory.entity_names()
     basis = previous.basis
-    changed = None if basis is None else names.changed_since(basis.version)
-    if basis is None or changed is None or len(changed) > MAX_PATCHED:
+    if basis is None:
+        return await _scope(memory, npc_id)
+    changed = names.changed_since(basis.version)
+    if changed is None and basis.version <= names.version:
+        # Older than the snapshot remembers (a viewer not asked for a while): the log
+        # says which ids changed since, up to now. Ids changed after `names` come too;
+        # judged again with what `names` holds, they come out as before.
+        logged = await memory.queries.entity_changes(basis.version)
+        changed = logged.changed_ids if logged.complete else None
+    if changed is None or len(changed) > MAX_PATCHED:
         return await _scope(memory, npc_id)
     if npc_id is None:
         # The DM knows every entity as it is: the changed ones are judged again, as seen.

@@ -14,6 +14,7 @@ from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
 from glyphoxa_mcp.recall.episodes import episode_id, episode_name
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.names import NameIndex
+from glyphoxa_mcp.storage import entity_names
 from glyphoxa_mcp.storage.entity_names import EntityNames, visible_to
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Entity, NewEntity, Visibility
@@ -165,3 +166,20 @@ async def test_visibility_decided_in_python_agrees_with_sql(memory: CampaignMemo
     for npc in (VIEWER, "e3", "nobody"):
         visible = set(await memory.queries.visible_entity_ids(npc))
         assert {e.id for e in entities if visible_to(e, npc)} == visible
+
+
+async def test_a_scope_older_than_the_snapshot_remembers_is_patched_from_the_log(
+    memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(4)
+    await seed(memory, rng)
+    scope = await scope_of(memory, VIEWER)
+    monkeypatch.setattr(entity_names, "HISTORY_STEPS", 2)
+    builds = []
+    monkeypatch.setattr(scope_module, "built_scope", lambda *a: builds.append(a))
+    for step in range(6):
+        await edit(memory, rng, step)
+        await memory.entity_names()  # the campaign's names move on; the viewer's scope not
+    patched = await scope_of(memory, VIEWER)
+    assert patched is not scope and not builds
+    assert_same(patched, await from_nothing(memory, VIEWER))
