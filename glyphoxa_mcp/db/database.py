@@ -43,10 +43,11 @@ async def init_connection(conn: asyncpg.Connection) -> None:
 async def keep_session(_conn: asyncpg.Connection) -> None:
     """How a released connection is reset: asyncpg itself still rolls back an open
     transaction and drops listeners; its reset query (RESET ALL, UNLISTEN *, CLOSE ALL,
-    pg_advisory_unlock_all) is skipped. Nothing here leaves session state on a pooled
-    connection - every SET is LOCAL to a transaction, temporary tables drop with it, LISTEN
-    and advisory locks take connections of their own - and the query was one more round trip
-    after every statement, as many as the statements themselves."""
+    pg_advisory_unlock_all) is skipped. The only session state on a pooled connection is what
+    `init_connection` set for every one of them (the HNSW scan settings); every other SET is
+    LOCAL to a transaction, temporary tables drop with it, LISTEN and advisory locks take
+    connections of their own - and the query was one more round trip after every statement,
+    as many as the statements themselves."""
 
 
 def redact_dsn(dsn: str) -> str:

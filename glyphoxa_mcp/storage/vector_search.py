@@ -57,18 +57,29 @@ class VectorConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is 
     iterative_scan: bool | None = None
 
 
+# Set for the whole session of a connection that scans iteratively: every HNSW search of
+# ours wants them, and three statements more per search (a transaction to SET LOCAL them)
+# cost more than the search at reference scale.
+ITERATIVE_SCAN_SETTINGS = (
+    "SET hnsw.iterative_scan = relaxed_order;"
+    f" SET hnsw.max_scan_tuples = {MAX_SCAN_TUPLES};"
+    f" SET hnsw.ef_search = {MIN_EF_SEARCH}"
+)
+
+
 async def remember_iterative_scan(conn: asyncpg.Connection) -> None:
-    """Ask once, for a connection that can keep the answer (a VectorConnection)."""
+    """Ask once, for a connection that can keep the answer (a VectorConnection), and set
+    the iterative scan up for its session."""
     # Not isinstance: asyncpg's metaclass counts every connection as any Connection class.
     if VectorConnection in type(conn).__mro__:
         conn.iterative_scan = scans_iteratively(await conn.fetchval(SELECT_PGVECTOR_VERSION))
+        if conn.iterative_scan:
+            await conn.execute(ITERATIVE_SCAN_SETTINGS)
 
 
-async def _iterative(conn: asyncpg.Connection) -> bool:
-    known = getattr(conn, "iterative_scan", None)  # read through a pool's proxy too
-    if isinstance(known, bool):
-        return known
-    return scans_iteratively(await conn.fetchval(SELECT_PGVECTOR_VERSION))
+def _set_up_for_iterative_scans(conn: asyncpg.Connection) -> bool:
+    """Whether the connection scans iteratively with its session set up for it."""
+    return getattr(conn, "iterative_scan", None) is True  # read through a pool's proxy too
 
 
 def exact_variant(select: str, order_by: str, limit: str) -> str:
@@ -105,23 +116,54 @@ async def nearest_rows(
     """`filtered`: the statements keep only some of the campaign's rows. `rank_by`: the
     columns `exact` orders by, to put an iterative scan's rows in the same order."""
     ef_search = min(max(MIN_EF_SEARCH, 2 * k), MAX_EF_SEARCH)
-    async with pool.acquire() as conn, conn.transaction():
+    async with pool.acquire() as conn:
         rows: list[asyncpg.Record]
-        if await _iterative(conn):
-            await conn.execute(
-                f"SET LOCAL hnsw.ef_search = {ef_search};"
-                " SET LOCAL hnsw.iterative_scan = relaxed_order;"
-                f" SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}"
-            )
-            rows = await conn.fetch(approximate, *args)
-            rows.sort(key=lambda row: tuple(row[column] for column in rank_by))
+        if _set_up_for_iterative_scans(conn) and ef_search == MIN_EF_SEARCH:
+            rows = list(await conn.fetch(approximate, *args))
         else:
-            await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-            rows = await conn.fetch(approximate, *args)
-            wider = wider_search(len(rows), k, ef_search, filtered=filtered)
-            if wider is not None:
-                await conn.execute(f"SET LOCAL hnsw.ef_search = {wider}")
-                rows = await conn.fetch(approximate, *args)
+            async with conn.transaction():
+                rows = await _search_in_transaction(
+                    conn, approximate, args, k, ef_search, filtered=filtered
+                )
+        if await _iterative(conn):
+            rows.sort(key=lambda row: tuple(row[column] for column in rank_by))
         if len(rows) < k:
-            rows = await conn.fetch(exact, *args)
+            rows = list(await conn.fetch(exact, *args))
     return rows
+
+
+async def _iterative(conn: asyncpg.Connection) -> bool:
+    if _set_up_for_iterative_scans(conn):
+        return True
+    known = getattr(conn, "iterative_scan", None)
+    if isinstance(known, bool):
+        return known
+    return scans_iteratively(await conn.fetchval(SELECT_PGVECTOR_VERSION))
+
+
+async def _search_in_transaction(
+    conn: asyncpg.Connection,
+    approximate: str,
+    args: Sequence[object],
+    k: int,
+    ef_search: int,
+    *,
+    filtered: bool,
+) -> list[asyncpg.Record]:
+    """The search with settings LOCAL to the transaction: a wider ef_search, or a
+    connection not set up for iterative scans (not from our pool, or an older pgvector)."""
+    rows: list[asyncpg.Record]
+    if await _iterative(conn):
+        await conn.execute(
+            f"SET LOCAL hnsw.ef_search = {ef_search};"
+            " SET LOCAL hnsw.iterative_scan = relaxed_order;"
+            f" SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}"
+        )
+        return list(await conn.fetch(approximate, *args))
+    await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+    rows = await conn.fetch(approximate, *args)
+    wider = wider_search(len(rows), k, ef_search, filtered=filtered)
+    if wider is not None:
+        await conn.execute(f"SET LOCAL hnsw.ef_search = {wider}")
+        rows = await conn.fetch(approximate, *args)
+    return list(rows)

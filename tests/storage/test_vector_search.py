@@ -4,7 +4,7 @@ import asyncpg
 import numpy as np
 import pytest
 
-from glyphoxa_mcp.db.database import Database, init_connection
+from glyphoxa_mcp.db.database import Database, init_connection, keep_session
 from glyphoxa_mcp.storage.vector_search import (
     MAX_EF_SEARCH,
     SELECT_PGVECTOR_VERSION,
@@ -96,11 +96,31 @@ async def test_a_pooled_connection_remembers_whether_its_server_scans_iterativel
         min_size=1,
         max_size=1,
         init=init_connection,
+        reset=keep_session,  # as the app's pool: the scan settings stay with the session
         connection_class=VectorConnection,
     )
     try:
         async with pool.acquire() as conn:
             version = await conn.fetchval(SELECT_PGVECTOR_VERSION)
             assert conn.iterative_scan is scans_iteratively(version)
+            iterative = conn.iterative_scan
+        if iterative:
+            # Set up for the session, and kept by a search that widens ef_search for itself.
+            await pool.execute(SCAN_TABLE)
+            query = np.array([0.3, 0.9, 0.1, 0.2])
+            for k in (10, 60):
+                rows = await nearest_rows(
+                    pool,
+                    approximate=f"{PROBE} ORDER BY embedding <=> $1 LIMIT $2",
+                    exact=exact_variant(PROBE, "distance, id", "$2"),
+                    args=[query, k],
+                    k=k,
+                )
+                assert len(rows) == k
+                settings = await pool.fetchrow(
+                    "SELECT current_setting('hnsw.iterative_scan') AS scan,"
+                    " current_setting('hnsw.ef_search') AS ef"
+                )
+                assert (settings["scan"], settings["ef"]) == ("relaxed_order", "40")
     finally:
         await pool.close()
