@@ -21,7 +21,7 @@ from glyphoxa_mcp.storage.models import (
     checked_embedding,
     checked_query,
 )
-from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, visible, where
+from glyphoxa_mcp.storage.sql_parts import Params, entity_visible_by_id, visible, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
 
@@ -36,17 +36,10 @@ class FactFilters:
     story_before: float | None = None
 
 
-def _conditions(
-    filters: FactFilters, params: Params, npc: str, *, joined: bool = True
-) -> list[str]:
+def _conditions(filters: FactFilters, params: Params, npc: str) -> list[str]:
     """Current facts the NPC may know that the filters keep (besides the campaign), about
-    a subject it may know: the entities joined as `s`, or `joined=False`, looked up."""
-    subject = entity_visible("s", npc)
-    if not joined:
-        # Evaluated for each fact holding a query word (BM25 takes conditions, not joins).
-        subject = f"""EXISTS (
-            SELECT FROM entities s
-            WHERE s.campaign_id = f.campaign_id AND s.id = f.subject_id AND {subject})"""
+    a subject it may know."""
+    subject = entity_visible_by_id("f.subject_id", "f.campaign_id", npc)
     conditions = [
         "f.superseded_by IS NULL",
         visible("f", npc),
@@ -86,7 +79,7 @@ class FactQueries:
             table="facts",
             alias="f",
             columns=FACT_COLUMNS,
-            conditions=_conditions(filters, params, npc, joined=False),
+            conditions=_conditions(filters, params, npc),
             query=text,
             limit=params.add(k),
             k=k,
@@ -113,7 +106,6 @@ class FactQueries:
         select = f"""
             SELECT {FACT_COLUMNS}, f.embedding <=> {query_vector} AS distance
             FROM facts f
-            LEFT JOIN entities s ON s.campaign_id = f.campaign_id AND s.id = f.subject_id
             WHERE {where(conditions)}
         """
         limit = params.add(k)
@@ -140,8 +132,8 @@ class FactQueries:
             "r.campaign_id = $1",
             "r.embedding IS NOT NULL",
             visible("r", npc),
-            entity_visible("s", npc),
-            entity_visible("t", npc),
+            entity_visible_by_id("r.source_id", "r.campaign_id", npc),
+            entity_visible_by_id("r.target_id", "r.campaign_id", npc),
         ]
         if filters.subject_ids is not None:
             subjects = params.add(list(filters.subject_ids))
@@ -153,8 +145,6 @@ class FactQueries:
         select = f"""
             SELECT {RELATIONSHIP_COLUMNS}, r.embedding <=> {query_vector} AS distance
             FROM relationships r
-            JOIN entities s ON s.campaign_id = r.campaign_id AND s.id = r.source_id
-            JOIN entities t ON t.campaign_id = r.campaign_id AND t.id = r.target_id
             WHERE {where(conditions)}
         """
         limit = params.add(k)

@@ -81,5 +81,15 @@ def entity_visible(alias: str, npc_placeholder: str) -> str:
     return f"({visible(alias, npc_placeholder)} OR {alias}.id = {npc_placeholder}::text)"
 
 
+def entity_visible_by_id(entity_id: str, campaign: str, npc_placeholder: str) -> str:
+    """Condition: the entity whose id is `entity_id` (a column) is one the NPC may know,
+    looked up row by row. A scalar subquery, which the planner cannot turn into a join:
+    joined, it took an NPC to know 3% of the entities instead of 93%, and ranked every
+    relationship exactly instead of asking the vector index (150 ms instead of 1)."""
+    return f"""coalesce((
+        SELECT {entity_visible("x", npc_placeholder)} FROM entities x
+        WHERE x.campaign_id = {campaign} AND x.id = {entity_id}), false)"""
+
+
 def where(conditions: list[str]) -> str:
     return " AND ".join(conditions) if conditions else "TRUE"
