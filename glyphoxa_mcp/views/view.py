@@ -9,6 +9,7 @@ in its memory's versioned caches, keyed by viewer, and shared by every View of t
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 
@@ -144,6 +145,10 @@ class View:
         # load) and the prepared names are ready before the first one.
         load_word_frequencies()
         SHARED_CORRECTORS.for_entities(scope.known)
+        # What was built lives as long as the server: out of the cyclic collector's sight,
+        # whose full passes over it paused calls for about 320 ms at 10,000 entities (39 ms
+        # frozen). Objects made later are collected as usual.
+        gc.freeze()
 
     async def search_sessions(
         self,
