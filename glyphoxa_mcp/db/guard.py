@@ -138,9 +138,37 @@ class MemoryGuard:
         stale while the database is fine."""
         if not self.available and not await self._back(min(deadline_s / 2, RECHECK_LIMIT_S)):
             raise MemoryUnavailableError()
-        # A probe of this call's own (or one still waiting, started just before): one that
-        # answered before the call began says nothing about a database that froze since.
-        probe = self._fresh_probe(max_age_s=0.0)
+        # A probe of this call's own (or one still waiting, started just before), once the
+        # call has taken half its time: one that answered before the call began says nothing
+        # about a database that froze since, and one for every call would double the
+        # statements a busy server sends.
+        began = self.clock()
+        late = self._probe_if_slow(deadline_s / 2)
+        try:
+            return await self._within(deadline_s, call, lost, began)
+        finally:
+            late.cancel()
+
+    def _probe_if_slow(self, after_s: float) -> anyio.CancelScope:
+        """Start a probe `after_s` from now unless cancelled first (by a call that ended)."""
+        scope = anyio.CancelScope()
+        if self._tasks is not None:
+
+            async def probe_later() -> None:
+                with scope:
+                    await anyio.sleep(after_s)
+                    self._fresh_probe(max_age_s=0.0)
+
+            self._tasks.start_soon(probe_later)
+        return scope
+
+    async def _within(
+        self,
+        deadline_s: float,
+        call: Callable[[], Awaitable[T]],
+        lost: Callable[[T], bool],
+        began: float,
+    ) -> T:
         with anyio.move_on_after(deadline_s):
             for attempt in range(2):
                 try:
@@ -156,7 +184,9 @@ class MemoryGuard:
                 self.report()
                 if attempt == 1 or not await self.confirm(RECHECK_LIMIT_S):
                     raise MemoryUnavailableError() from cause
-        if probe is not None and probe.ok is not True:
+        probe = self._probe
+        # Still waiting (whenever it started), or started during the call and failed.
+        if probe is not None and (probe.pending or (probe.started >= began and not probe.ok)):
             raise MemoryUnavailableError()
         if self.saturated():
             raise MemoryBusy()

@@ -54,6 +54,28 @@ async def test_a_slow_call_on_a_healthy_database_is_a_deadline_not_an_outage(
         assert guard.available
 
 
+async def test_only_a_call_past_half_its_deadline_has_the_database_probed(
+    test_server: PostgresForTests,
+) -> None:
+    async def quick() -> int:
+        return 1
+
+    async def slow() -> None:
+        await anyio.sleep(5)
+
+    async with MemoryGuard(test_server.admin_dsn).running() as guard:
+        before = guard._probe
+        for _ in range(50):
+            await guard.within(1.0, quick)
+        await anyio.sleep(0.6)  # past half of every deadline above
+        assert guard._probe is before
+        began = guard.clock()
+        with pytest.raises(DeadlineExceeded):
+            await guard.within(0.4, slow)
+        assert guard._probe is not None and guard._probe.started >= began + 0.2
+        assert guard._probe.ok is True
+
+
 async def test_an_unreachable_database_is_unavailable_and_then_answered_at_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
