@@ -21,6 +21,8 @@ from mcp.client.sse import sse_client
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from tests.cli.runner import run_in_process
+from tests.conftest import PostgresForTests, seed_spoken_village, seeded_database
 from tests.server.semantic_fixtures import load_facts, load_sessions
 from tests.storage.graph_fixtures import build_village
 
@@ -34,18 +36,12 @@ ALL_DOTTED = [
 ]
 
 
-@pytest.fixture
-async def served_env(
-    db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
-) -> dict[str, str]:
-    """Environment for a `serve` subprocess over the test campaign."""
-    await build_village(semantic_memory)
-    await load_sessions(semantic_memory, offline_embedder)
-    await load_facts(semantic_memory, offline_embedder)
+def serving_env(dsn: str) -> dict[str, str]:
+    """Environment for a `serve` subprocess over campaign 'ashfall' of `dsn`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GLYPHOXA_", "OPENAI_"))}
     env.update(
         {
-            "GLYPHOXA_DSN": db384.location.dsn,
+            "GLYPHOXA_DSN": dsn,
             "GLYPHOXA_EMBEDDING_DIM": "384",
             "GLYPHOXA_CAMPAIGN": "ashfall",
             # Loopback only; tokens are tested in test_table_http.py.
@@ -57,15 +53,41 @@ async def served_env(
     return env
 
 
+@pytest.fixture(scope="module")
+def shared_env(
+    test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedder
+) -> dict[str, str]:
+    """Environment for `serve` over the spoken village, seeded once for the tests of this
+    module that only read (a database of the module's own: servers may write their own
+    bookkeeping, which no other module's reads should see)."""
+
+    async def seed(memory: CampaignMemory) -> None:
+        await seed_spoken_village(memory, offline_embedder)
+
+    return serving_env(seeded_database(test_server, test_server.template_384, 384, seed))
+
+
+@pytest.fixture
+async def served_env(
+    db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> dict[str, str]:
+    """Environment for `serve` over the spoken village in a database of the test's own, for
+    a test that writes to it."""
+    await build_village(semantic_memory)
+    await load_sessions(semantic_memory, offline_embedder)
+    await load_facts(semantic_memory, offline_embedder)
+    return serving_env(db384.location.dsn)
+
+
 def serve_args(*extra: str) -> list[str]:
     return ["-m", "glyphoxa_mcp", "serve", *extra]
 
 
-async def test_stdio_serves_underscore_names_and_answers(served_env: dict[str, str]) -> None:
+async def test_stdio_serves_underscore_names_and_answers(shared_env: dict[str, str]) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=serve_args("--tool-names", "underscore"),
-        env=served_env,
+        env=shared_env,
         cwd=str(Path.cwd()),
     )
     with anyio.fail_after(60):
@@ -79,11 +101,11 @@ async def test_stdio_serves_underscore_names_and_answers(served_env: dict[str, s
             assert dotted.structured_content["entities"][0]["id"] == "grimjaw"
 
 
-async def test_stdio_applies_the_npc_scope(served_env: dict[str, str]) -> None:
+async def test_stdio_applies_the_npc_scope(shared_env: dict[str, str]) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=serve_args("--npc", "mira", "--tier", "fast"),
-        env=served_env,
+        env=shared_env,
     )
     with anyio.fail_after(60):
         async with Client(params, mode="legacy") as client:
@@ -124,11 +146,13 @@ def served(env: dict[str, str], log: Path, *extra: str) -> Iterator[str]:
     assert "Traceback" not in log.read_text(), log.read_text()
 
 
-@pytest.fixture
-def http_server(served_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    with served(
-        served_env, tmp_path / "serve.log", "--transport", "http", "--tier", "DEEP"
-    ) as base:
+@pytest.fixture(scope="module")
+def http_server(
+    shared_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """One `serve --transport http` for the tests that only call it."""
+    log = tmp_path_factory.mktemp("http") / "serve.log"
+    with served(shared_env, log, "--transport", "http", "--tier", "DEEP") as base:
         yield base
 
 
@@ -175,18 +199,6 @@ async def test_sse_endpoints_per_tier(http_server: str) -> None:
             assert result.structured_content["session_id"] == "s1"
 
 
-def run_serve(env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *serve_args(*extra)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 @pytest.mark.parametrize(
     ("extra", "env", "expected"),
     [
@@ -198,9 +210,10 @@ def run_serve(env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[s
     ],
 )
 def test_bad_serve_settings_exit_2_with_the_fix(
-    served_env: dict[str, str], extra: tuple[str, ...], env: dict[str, str], expected: str
+    shared_env: dict[str, str], extra: tuple[str, ...], env: dict[str, str], expected: str
 ) -> None:
-    result = run_serve(served_env | env, *extra)
+    # In process: what is checked is the command's own logic; a served subprocess is above.
+    result = run_in_process("serve", *extra, env=shared_env | env)
     assert result.returncode == 2, result.stderr
     assert expected in result.stderr and "Traceback" not in result.stderr
     assert result.stdout == ""
@@ -275,8 +288,8 @@ async def test_the_voice_bridge_reaches_a_tier_over_sse(http_server: str) -> Non
     assert gemini["toolResponse"]["functionResponses"][0]["response"]["session_id"] == "s1"
 
 
-async def test_sse_transport_serves_one_tier(served_env: dict[str, str], tmp_path: Path) -> None:
-    with served(served_env, tmp_path / "sse.log", "--transport", "sse", "--tier", "FAST") as base:
+async def test_sse_transport_serves_one_tier(shared_env: dict[str, str], tmp_path: Path) -> None:
+    with served(shared_env, tmp_path / "sse.log", "--transport", "sse", "--tier", "FAST") as base:
         health = await wait_until_healthy(base)
         assert health["status"] == "ok"
         with anyio.fail_after(60):
