@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.runner import run_in_process
 from tests.conftest import PostgresForTests
 
 pytestmark = pytest.mark.e2e
@@ -52,9 +53,10 @@ def test_migrate_then_status_against_an_external_dsn(test_server: PostgresForTes
         first = run_cli("migrate", "--dsn", dsn)
         assert first.returncode == 0, first.stderr
         assert "applied 001_initial_schema" in first.stdout
-        second = run_cli("migrate", env={"GLYPHOXA_DSN": dsn})
+        # The rest in process: the commands' logic, without a process start each.
+        second = run_in_process("migrate", env={"GLYPHOXA_DSN": dsn})
         assert "schema is up to date" in second.stdout
-        mismatch = run_cli("status", "--dsn", dsn, "--embedding-dim", "768")
+        mismatch = run_in_process("status", "--dsn", dsn, "--embedding-dim", "768")
         assert mismatch.returncode == 1
         assert "stores 256-dimensional embeddings" in mismatch.stderr
         assert "Traceback" not in mismatch.stderr
