@@ -5,11 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import Cli
+from tests.cli.runner import run_in_process
 from tests.cli.test_db_commands import run_cli
 
-pytestmark = pytest.mark.e2e
 
-
+@pytest.mark.e2e
 def test_the_demo_runs_on_a_fresh_data_dir_and_again(tmp_path: Path) -> None:
     first = run_cli("demo", "--data-dir", str(tmp_path))
     assert first.returncode == 0, first.stderr
@@ -30,21 +31,25 @@ def test_the_demo_runs_on_a_fresh_data_dir_and_again(tmp_path: Path) -> None:
     assert (demo["sessions"], demo["entries"], demo["entities"]) == (2, 19, 31)
 
 
-def test_the_sample_campaign_can_be_printed_edited_and_loaded(tmp_path: Path) -> None:
-    sample = run_cli("campaign", "sample")
+# In process, in a test database: the commands' logic; the demo above runs them as processes
+# on an embedded data directory.
+def test_the_sample_campaign_can_be_printed_edited_and_loaded(
+    tmp_path: Path, glyphoxa: Cli
+) -> None:
+    sample = run_in_process("campaign", "sample")
     assert sample.returncode == 0 and sample.stdout.startswith("# The Salt Road")
     mine = tmp_path / "mine.yaml"
     mine.write_text(sample.stdout.replace("id: demo", "id: mine"))
-    dry = run_cli("campaign", "load", str(mine), "--dry-run", "--json", "--data-dir", str(tmp_path))
+    dry = glyphoxa("campaign", "load", str(mine), "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr
     report = json.loads(dry.stdout)
     assert report["dry_run"] and report["counts"]["entity"]["created"] == 31
-    loaded = run_cli("campaign", "load", str(mine), "--data-dir", str(tmp_path))
+    loaded = glyphoxa("campaign", "load", str(mine))
     assert "31 entities (31 new, 0 changed)" in loaded.stdout
-    again = run_cli("campaign", "load", str(mine), "--data-dir", str(tmp_path))
+    again = glyphoxa("campaign", "load", str(mine))
     assert "Nothing changed." in again.stdout
     mine.write_text(mine.read_text().replace("type: npc", "type: dragon", 1))
-    broken = run_cli("campaign", "load", str(mine), "--data-dir", str(tmp_path))
+    broken = glyphoxa("campaign", "load", str(mine))
     assert (
         broken.returncode == 2
         and f"{mine}:" in broken.stderr
