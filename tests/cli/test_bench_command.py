@@ -113,7 +113,8 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert "reused an earlier load" in again.stdout and "utterances/s" not in again.stdout
-    other = run_cli("bench", *TINY, "--seed", "2", "--dsn", empty_database)
+    # In process: refused before anything runs, no process start needed to see it.
+    other = run_in_process("bench", *TINY, "--seed", "2", "--dsn", empty_database)
     assert other.returncode == 2 and "--replace" in other.stderr
 
 
