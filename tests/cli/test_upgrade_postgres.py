@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.runner import run_in_process
 from tests.cli.test_db_commands import run_cli
 
 with warnings.catch_warnings():
@@ -41,11 +42,12 @@ def test_a_postgres_16_directory_keeps_working_and_upgrades_to_18_with_its_data(
     data_dir: Path,
 ) -> None:
     pgdata = data_dir / "postgres"
-    _psql(pgdata, 16, "CREATE DATABASE glyphoxa;")
+    # One server start per psql script (each statement is its own transaction).
     _psql(
         pgdata,
         16,
-        "\\connect glyphoxa\nCREATE TABLE kept (note text); INSERT INTO kept VALUES ('hello');",
+        "CREATE DATABASE glyphoxa;\n\\connect glyphoxa\n"
+        "CREATE TABLE kept (note text); INSERT INTO kept VALUES ('hello');",
     )
 
     on_16 = run_cli("status", "--data-dir", str(data_dir))
@@ -58,15 +60,16 @@ def test_a_postgres_16_directory_keeps_working_and_upgrades_to_18_with_its_data(
     assert postgres_server.pgdata_version(pgdata) == 18
     assert (data_dir / "postgres.old").is_dir()
 
-    again = run_cli("upgrade-postgres", "--data-dir", str(data_dir))
+    # In process: the version is read from the directory, no server or process is needed.
+    again = run_in_process("upgrade-postgres", "--data-dir", str(data_dir))
     assert again.returncode == 0, again.stderr
     assert "already on PostgreSQL 18" in again.stdout
 
-    kept = _psql(pgdata, 18, "\\connect glyphoxa\nSELECT note FROM kept;")
-    assert "hello" in kept
-    vector = _psql(
+    kept, vector = _psql(
         pgdata,
         18,
-        "\\connect glyphoxa\nSELECT extversion FROM pg_extension WHERE extname = 'vector';",
-    )
+        "\\connect glyphoxa\nSELECT note FROM kept;\n\\echo ====\n"
+        "SELECT extversion FROM pg_extension WHERE extname = 'vector';",
+    ).split("====")
+    assert "hello" in kept
     assert "0.8." in vector
