@@ -30,7 +30,8 @@ def test_eval_locomo_reports_recall_per_category_as_json(dsn384: str) -> None:
     assert (report["turns"], report["questions"], report["unscored"]) == (11, 5, 1)
     overall = next(row for row in report["rows"] if row["label"] == "overall (1-4)")
     assert overall["questions"] == 4 and overall["recall"]["20"] == 100.0
-    again = run_cli("eval", "locomo", str(TINY), "--dsn", dsn384)
+    # In process: refused before anything runs, no process start needed to see it.
+    again = run_in_process("eval", "locomo", str(TINY), "--dsn", dsn384)
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
