@@ -18,6 +18,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.keeper import read_listed
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, passages
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from tests.cli.runner import Ran, run_in_process
 from tests.cli.test_db_commands import run_cli
 
 pytestmark = pytest.mark.e2e
@@ -43,10 +44,15 @@ async def test_a_killed_process_resumes_without_loss_or_duplicates(tmp_path: Pat
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return run_cli(*args, "--data-dir", str(tmp_path), "--campaign", "long")
 
+    def in_process(*args: str) -> Ran:
+        return run_in_process(*args, "--data-dir", str(tmp_path), "--campaign", "long")
+
     file = tmp_path / "long.jsonl"
     transcript(file)
-    assert cli("ingest", str(file), "--session", "s1").returncode == 0
-    assert cli("entity", "add", "Brannoch", "npc").returncode == 0
+    # The setup in process (this process uses the server below anyway); the processes that
+    # matter are the one killed and the one that resumes.
+    assert in_process("ingest", str(file), "--session", "s1").returncode == 0
+    assert in_process("entity", "add", "Brannoch", "npc").returncode == 0
 
     environment = {k: v for k, v in os.environ.items() if not k.startswith("GLYPHOXA_")}
     command = [sys.executable, "-m", "glyphoxa_mcp", "process", "s1"]
