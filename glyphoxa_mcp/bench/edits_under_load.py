@@ -16,6 +16,7 @@ import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 from mcp.client import Client
@@ -53,6 +54,13 @@ TOGGLE_SECRET = (
 )
 SELECT_ORIGINAL = "SELECT name, secret FROM entities WHERE campaign_id = $1 AND id = $2"
 RESTORE = "UPDATE entities SET name = $3, secret = $4 WHERE campaign_id = $1 AND id = $2"
+# A rename clears the vectors of the entity's relationships (their sentences name it;
+# sql/021): kept, to be put back with the name, so the next run measures the same campaign.
+SELECT_VECTORS = """
+SELECT id, embedding FROM relationships
+WHERE campaign_id = $1 AND (source_id = $2 OR target_id = $2) AND embedding IS NOT NULL
+"""
+RESTORE_VECTOR = "UPDATE relationships SET embedding = $3 WHERE campaign_id = $1 AND id = $2"
 
 
 class TierUnderEdits(BaseModel):
@@ -198,6 +206,7 @@ class _Editor:
         self._editable = editable
         self._rng = random.Random(SEED)
         self._original: dict[str, tuple[str, bool]] = {}
+        self._vectors: dict[int, Any] = {}
         self.kinds: dict[str, int] = dict.fromkeys(EDIT_KINDS, 0)
 
     @property
@@ -213,6 +222,8 @@ class _Editor:
             if row is None:
                 return
             self._original[entity_id] = (row["name"], row["secret"])
+            for link in await self._pool.fetch(SELECT_VECTORS, CAMPAIGN_ID, entity_id):
+                self._vectors.setdefault(link["id"], link["embedding"])
         if kind == "rename":
             await self._pool.execute(RENAME, CAMPAIGN_ID, entity_id, RENAMED_SUFFIX)
         elif kind == "touch":
@@ -222,10 +233,15 @@ class _Editor:
         self.kinds[kind] += 1
 
     async def restore(self) -> None:
-        """Every edited entity as it was (its name and secret; `updated_at` moves on)."""
+        """Every edited entity as it was (its name and secret; `updated_at` moves on), and
+        its relationships' vectors."""
         with anyio.CancelScope(shield=True):
             for entity_id, (name, secret) in self._original.items():
                 await self._pool.execute(RESTORE, CAMPAIGN_ID, entity_id, name, secret)
+            await self._pool.executemany(
+                RESTORE_VECTOR,
+                [(CAMPAIGN_ID, link_id, vector) for link_id, vector in self._vectors.items()],
+            )
 
 
 def _tier_result(tier: Tier, deadline_ms: int, calls: _Calls) -> TierUnderEdits:

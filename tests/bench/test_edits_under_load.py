@@ -17,6 +17,7 @@ from tests.bench.test_dataset import tiny
 pytestmark = pytest.mark.e2e
 
 ENTITY_STATE = "SELECT id, name, secret FROM entities WHERE campaign_id = $1 ORDER BY id"
+VECTORS = "SELECT id, embedding FROM relationships WHERE campaign_id = $1 ORDER BY id"
 
 
 async def test_calls_of_every_tier_keep_their_deadlines_while_entities_are_edited(
@@ -25,6 +26,8 @@ async def test_calls_of_every_tier_keep_their_deadlines_while_entities_are_edite
     data = tiny()
     await loader.load(db256.location.dsn, data, lambda _: None)
     before = await db256.pool.fetch(ENTITY_STATE, CAMPAIGN_ID)
+    links = await db256.pool.fetch(VECTORS, CAMPAIGN_ID)
+    vectors = [(r["id"], list(r["embedding"])) for r in links]
     # The deadlines are the tiers' own but FAST's: three clients in one busy test process
     # pass 150 ms now and then without any edit; the bench itself runs with the real ones.
     result = await measure_edits_under_load(
@@ -38,3 +41,6 @@ async def test_calls_of_every_tier_keep_their_deadlines_while_entities_are_edite
         assert tier.p95_after_edit_ms is not None
     assert result.failed_after_edit == 0, result.tiers
     assert await db256.pool.fetch(ENTITY_STATE, CAMPAIGN_ID) == before
+    # Renames cleared the renamed entities' relationship vectors; they are back too.
+    after = await db256.pool.fetch(VECTORS, CAMPAIGN_ID)
+    assert [(r["id"], list(r["embedding"])) for r in after] == vectors
