@@ -27,7 +27,7 @@ async def test_calls_of_every_tier_keep_their_deadlines_while_entities_are_edite
     await loader.load(db256.location.dsn, data, lambda _: None)
     before = await db256.pool.fetch(ENTITY_STATE, CAMPAIGN_ID)
     links = await db256.pool.fetch(VECTORS, CAMPAIGN_ID)
-    vectors = [(r["id"], list(r["embedding"])) for r in links]
+    vectors = [(r["id"], r["embedding"].to_list()) for r in links]
     # The deadlines are the tiers' own but FAST's: three clients in one busy test process
     # pass 150 ms now and then without any edit; the bench itself runs with the real ones.
     result = await measure_edits_under_load(
@@ -43,4 +43,4 @@ async def test_calls_of_every_tier_keep_their_deadlines_while_entities_are_edite
     assert await db256.pool.fetch(ENTITY_STATE, CAMPAIGN_ID) == before
     # Renames cleared the renamed entities' relationship vectors; they are back too.
     after = await db256.pool.fetch(VECTORS, CAMPAIGN_ID)
-    assert [(r["id"], list(r["embedding"])) for r in after] == vectors
+    assert [(r["id"], r["embedding"].to_list()) for r in after] == vectors
