@@ -108,7 +108,10 @@ BEGIN
            ON w.campaign_id = r.campaign_id AND w.collection = of_collection,
          LATERAL (SELECT u.lexeme, least(coalesce(array_length(u.positions, 1), 1), 32767)
                   FROM unnest(r.tsv) u) t(lexeme, frequency)
-    WHERE length(r.tsv) > 0;
+    WHERE length(r.tsv) > 0
+    -- In index order: a load's millions of postings then fill the index's pages instead of
+    -- splitting them (the reference campaign's index is 275 MB so, 430 MB in any order).
+    ORDER BY 1, 2, 3, 4, 5;
 END
 $$;
 
@@ -246,11 +249,11 @@ CREATE TRIGGER campaigns_words_out AFTER DELETE ON campaigns
     REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_campaign_words_deleted();
 
--- What is stored already.
-SELECT glyphoxa_words_add('e', array_agg((campaign_id, id, tsv, NOT dm_only)::glyphoxa_word_row))
-FROM session_entries GROUP BY campaign_id;
+-- What is stored already, in the index's order of collections ('c' < 'e' < 'f').
 SELECT glyphoxa_words_add('c', array_agg((campaign_id, id, tsv, NOT dm_only)::glyphoxa_word_row))
 FROM chunks GROUP BY campaign_id;
+SELECT glyphoxa_words_add('e', array_agg((campaign_id, id, tsv, NOT dm_only)::glyphoxa_word_row))
+FROM session_entries GROUP BY campaign_id;
 SELECT glyphoxa_words_add('f', array_agg(
     (campaign_id, id, tsv, superseded_by IS NULL AND glyphoxa_visible(secret, known_by, ''))
     ::glyphoxa_word_row))
