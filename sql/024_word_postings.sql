@@ -155,22 +155,15 @@ BEGIN
 END
 $$;
 
--- TG_ARGV: the collection, and the condition under which a row counts in the statistics.
-CREATE FUNCTION glyphoxa_rows_inserted_words() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Rows inserted or deleted (the statement's rows as `moved_rows`). TG_ARGV: the
+-- collection, and the condition under which a row counts in the statistics.
+CREATE FUNCTION glyphoxa_rows_moved_words() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE format(
-        'SELECT glyphoxa_words_add($1, array(SELECT (r.campaign_id, r.id, r.tsv, %s)'
-        '::glyphoxa_word_row FROM inserted_rows r))', TG_ARGV[1])
-    USING TG_ARGV[0]::"char";
-    RETURN NULL;
-END
-$$;
-
-CREATE FUNCTION glyphoxa_rows_deleted_words() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE format(
-        'SELECT glyphoxa_words_remove($1, array(SELECT (r.campaign_id, r.id, r.tsv, %s)'
-        '::glyphoxa_word_row FROM deleted_rows r))', TG_ARGV[1])
+        'SELECT %s($1, array(SELECT (r.campaign_id, r.id, r.tsv, %s)::glyphoxa_word_row'
+        ' FROM moved_rows r))',
+        CASE TG_OP WHEN 'INSERT' THEN 'glyphoxa_words_add' ELSE 'glyphoxa_words_remove' END,
+        TG_ARGV[1])
     USING TG_ARGV[0]::"char";
     RETURN NULL;
 END
@@ -204,32 +197,32 @@ END
 $$;
 
 CREATE TRIGGER session_entries_words_in AFTER INSERT ON session_entries
-    REFERENCING NEW TABLE AS inserted_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION glyphoxa_rows_inserted_words('e', 'NOT r.dm_only');
+    REFERENCING NEW TABLE AS moved_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_rows_moved_words('e', 'NOT r.dm_only');
 CREATE TRIGGER session_entries_words_out AFTER DELETE ON session_entries
-    REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION glyphoxa_rows_deleted_words('e', 'NOT r.dm_only');
+    REFERENCING OLD TABLE AS moved_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_rows_moved_words('e', 'NOT r.dm_only');
 CREATE TRIGGER session_entries_words_changed AFTER UPDATE ON session_entries
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_rows_updated_words('e', 'NOT r.dm_only');
 
 CREATE TRIGGER chunks_words_in AFTER INSERT ON chunks
-    REFERENCING NEW TABLE AS inserted_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION glyphoxa_rows_inserted_words('c', 'NOT r.dm_only');
+    REFERENCING NEW TABLE AS moved_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_rows_moved_words('c', 'NOT r.dm_only');
 CREATE TRIGGER chunks_words_out AFTER DELETE ON chunks
-    REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION glyphoxa_rows_deleted_words('c', 'NOT r.dm_only');
+    REFERENCING OLD TABLE AS moved_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_rows_moved_words('c', 'NOT r.dm_only');
 CREATE TRIGGER chunks_words_changed AFTER UPDATE ON chunks
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_rows_updated_words('c', 'NOT r.dm_only');
 
 CREATE TRIGGER facts_words_in AFTER INSERT ON facts
-    REFERENCING NEW TABLE AS inserted_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION glyphoxa_rows_inserted_words(
+    REFERENCING NEW TABLE AS moved_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_rows_moved_words(
         'f', 'r.superseded_by IS NULL AND glyphoxa_visible(r.secret, r.known_by, ''''::text)');
 CREATE TRIGGER facts_words_out AFTER DELETE ON facts
-    REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT
-    EXECUTE FUNCTION glyphoxa_rows_deleted_words(
+    REFERENCING OLD TABLE AS moved_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_rows_moved_words(
         'f', 'r.superseded_by IS NULL AND glyphoxa_visible(r.secret, r.known_by, ''''::text)');
 CREATE TRIGGER facts_words_changed AFTER UPDATE ON facts
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
