@@ -11,6 +11,7 @@ from mcp import StdioServerParameters
 from mcp.client import Client
 
 from glyphoxa_mcp.server.tool_names import STRICT_NAME_PATTERN
+from tests.cli.runner import run_in_process
 from tests.cli.test_db_commands import run_cli
 
 pytestmark = pytest.mark.e2e
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.e2e
 
 async def test_the_printed_entry_starts_a_server_claude_desktop_accepts(tmp_path: Path) -> None:
     assert run_cli("demo", "--data-dir", str(tmp_path)).returncode == 0
-    printed = run_cli("claude-config", "--data-dir", str(tmp_path))
+    # Printing reads no database: in process, without a process start of its own.
+    printed = run_in_process("claude-config", "--data-dir", str(tmp_path))
     assert printed.returncode == 0, printed.stderr
     [entry] = json.loads(printed.stdout)["mcpServers"].values()
     assert Path(entry["command"]).is_absolute()
