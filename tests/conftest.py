@@ -14,6 +14,7 @@ import itertools
 import os
 import queue
 import shutil
+import signal
 import tempfile
 import threading
 import uuid
@@ -41,6 +42,14 @@ TEST_EMBEDDING_DIM = 4
 # Deadlines are tested in tests/server/test_tier_gate.py; elsewhere a busy test machine must
 # not turn a slow call into a failure.
 UNHURRIED_MS = 60_000
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as in a terminal, for the tests and the commands they start: a shell's
+    background job (a CI runner may start the suite as one) begins with SIGINT ignored, which
+    the commands' processes would inherit, and the tests that interrupt them would wait."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def unhurried(tier: Tier) -> TierPolicy:
