@@ -20,10 +20,10 @@ CREATE TABLE entity_changes (
 -- version per statement, through the key) keeps the log bounded at a constant cost.
 CREATE OR REPLACE FUNCTION glyphoxa_bump_entity_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'UPDATE' THEN
+    -- An update's old ids as well; only an update's trigger has old rows to read.
+    EXECUTE format($changes$
         WITH changed AS (
-            SELECT campaign_id, id FROM changed_rows
-            UNION SELECT campaign_id, id FROM old_rows
+            SELECT DISTINCT campaign_id, id FROM changed_rows %s
         ), bumped AS (
             INSERT INTO entity_versions AS v (campaign_id, version)
             SELECT DISTINCT campaign_id, 1 FROM changed
@@ -34,22 +34,9 @@ BEGIN
             SELECT c.campaign_id, b.version, c.id FROM changed c JOIN bumped b USING (campaign_id)
         )
         DELETE FROM entity_changes pruned USING bumped b
-        WHERE pruned.campaign_id = b.campaign_id AND pruned.version <= b.version - 100000;
-    ELSE
-        WITH changed AS (
-            SELECT DISTINCT campaign_id, id FROM changed_rows
-        ), bumped AS (
-            INSERT INTO entity_versions AS v (campaign_id, version)
-            SELECT DISTINCT campaign_id, 1 FROM changed
-            ON CONFLICT (campaign_id) DO UPDATE SET version = v.version + 1
-            RETURNING v.campaign_id, v.version
-        ), logged AS (
-            INSERT INTO entity_changes (campaign_id, version, entity_id)
-            SELECT c.campaign_id, b.version, c.id FROM changed c JOIN bumped b USING (campaign_id)
-        )
-        DELETE FROM entity_changes pruned USING bumped b
-        WHERE pruned.campaign_id = b.campaign_id AND pruned.version <= b.version - 100000;
-    END IF;
+        WHERE pruned.campaign_id = b.campaign_id AND pruned.version <= b.version - 100000
+    $changes$,
+    CASE WHEN TG_OP = 'UPDATE' THEN 'UNION SELECT campaign_id, id FROM old_rows' ELSE '' END);
     RETURN NULL;
 END
 $$;
