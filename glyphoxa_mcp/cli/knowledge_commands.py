@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Literal
 
 from glyphoxa_mcp.cli.dm_support import (
     add_common,
@@ -16,12 +15,14 @@ from glyphoxa_mcp.cli.dm_support import (
 )
 from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.cli.output import print_table
-from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
 from glyphoxa_mcp.pipeline.fact_vectors import embed_new, write_embedder
 from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
+from glyphoxa_mcp.storage import review
 from glyphoxa_mcp.storage.models import Fact, NewFact, Provenance, Visibility, build
+from glyphoxa_mcp.storage.review import ReviewItem
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -241,39 +242,18 @@ async def run_review_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reviewed(reference: str) -> tuple[Literal["relationship", "fact", "import"], int]:
-    kind, item = parse_item(reference)
-    if kind not in ("relationship", "fact", "import") or not isinstance(item, int):
-        raise InvalidInputError(f"{reference!r}: review items are rel:ID, fact:ID or import:ID.")
-    return kind, item
-
-
 async def run_confirm(args: argparse.Namespace) -> int:
+    item = ReviewItem.parse(args.item)
     async with campaign_memory(args) as (_, memory):
-        kind, item = _reviewed(args.item)
-        if kind == "import":
-            pending = await memory.pending.take(item)
-            await memory.graph.upsert_entity(pending.entity)
-        else:
-            await memory.curation.confirm(kind, item)
+        await review.confirm(memory, item)
     emit(args, {"confirmed": args.item}, f"Confirmed {args.item}.")
     return 0
 
 
 async def run_reject(args: argparse.Namespace) -> int:
+    item = ReviewItem.parse(args.item)
     async with campaign_memory(args) as (_, memory):
-        kind, item = _reviewed(args.item)
-        if kind == "import":
-            deleted = bool(await memory.pending.take(item))
-        elif kind == "fact":
-            deleted = await memory.graph.delete_fact(item)
-        else:
-            relationship = await memory.graph.get_relationship(item)
-            deleted = await memory.graph.delete_relationship(
-                relationship.source_id, relationship.rel_type, relationship.target_id
-            )
-        if not deleted:
-            raise NotFoundError(f"No {args.item} in campaign {args.campaign!r}.")
+        await review.reject(memory, item)
     emit(args, {"rejected": args.item}, f"Rejected {args.item}; it is deleted.")
     return 0
 

@@ -27,6 +27,7 @@ SELECT_ONE = """
 SELECT id, source, source_ref, proposal FROM pending_entities WHERE campaign_id = $1 AND id = $2
 """
 DELETE = "DELETE FROM pending_entities WHERE campaign_id = $1 AND id = $2"
+REVISE = "UPDATE pending_entities SET proposal = $3 WHERE campaign_id = $1 AND id = $2"
 
 
 class PendingEntity(BaseModel):
@@ -56,17 +57,29 @@ class PendingEntities:
             rows = await self._pool.fetch(SELECT_ALL, self.campaign_id)
         return [_pending(row) for row in rows]
 
+    async def revise(self, pending_id: int, entity: NewEntity) -> None:
+        """The DM's edit of a proposal, still waiting for review."""
+        with driver_errors(f"edit import {pending_id}"):
+            status = await self._pool.execute(
+                REVISE, self.campaign_id, pending_id, entity.model_dump(mode="json")
+            )
+        if status.endswith(" 0"):
+            raise NotFoundError(self._unknown(pending_id))
+
     async def take(self, pending_id: int) -> PendingEntity:
         """Remove a proposal from the queue and return it (to apply or to drop)."""
         with driver_errors(f"read import {pending_id}"):
             row = await self._pool.fetchrow(SELECT_ONE, self.campaign_id, pending_id)
             if row is None:
-                raise NotFoundError(
-                    f"No pending import {pending_id} in campaign {self.campaign_id!r}; "
-                    "`review list` shows them."
-                )
+                raise NotFoundError(self._unknown(pending_id))
             await self._pool.execute(DELETE, self.campaign_id, pending_id)
         return _pending(row)
+
+    def _unknown(self, pending_id: int) -> str:
+        return (
+            f"No pending import {pending_id} in campaign {self.campaign_id!r}; "
+            "`review list` shows them."
+        )
 
 
 def _pending(row: asyncpg.Record) -> PendingEntity:
