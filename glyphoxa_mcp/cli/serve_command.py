@@ -12,9 +12,15 @@ from typing import Literal
 from anyio import create_task_group
 from pydantic import BaseModel, ConfigDict, Field
 
-from glyphoxa_mcp.access import Viewer, is_loopback
+from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.cli.dm_support import check_npc
+from glyphoxa_mcp.cli.http_options import (
+    add_http_options,
+    allowed_hosts,
+    allowed_origins,
+    check_auth,
+)
 from glyphoxa_mcp.cli.options import (
     add_database_options,
     add_embedder_options,
@@ -63,13 +69,6 @@ class ServeSettings(BaseModel):
         return {tier: tier_policy(tier, self.deadline_ms(tier)) for tier in Tier}
 
 
-def _listed(values: list[str] | None, env: str) -> tuple[str, ...]:
-    """Repeated flags, else the comma-separated environment variable."""
-    if values:
-        return tuple(values)
-    return tuple(v.strip() for v in os.environ.get(env, "").split(",") if v.strip())
-
-
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = commands.add_parser(
         "serve",
@@ -95,31 +94,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default="dotted",
     )
     http = serve.add_argument_group("HTTP (--transport http or sse)")
-    env_option(
-        http, "--host", env="GLYPHOXA_HOST", help="address to listen on", default="127.0.0.1"
-    )
-    env_option(http, "--port", env="GLYPHOXA_PORT", help="port", default=DEFAULT_PORT)
-    env_option(
+    add_http_options(
         http,
-        "--auth",
-        env="GLYPHOXA_AUTH",
-        help="token: every request needs a bearer token; none: the path alone decides, "
+        host_env="GLYPHOXA_HOST",
+        port_env="GLYPHOXA_PORT",
+        default_port=DEFAULT_PORT,
+        auth_help="token: every request needs a bearer token; none: the path alone decides, "
         "allowed only when --host is loopback",
-        default="token",
-    )
-    http.add_argument(
-        "--allowed-host",
-        action="append",
-        metavar="NAME[:PORT]",
-        help="a Host header to answer besides the loopback names (repeat for more) "
-        "[env GLYPHOXA_ALLOWED_HOSTS, comma-separated]",
-    )
-    http.add_argument(
-        "--allowed-origin",
-        action="append",
-        metavar="URL",
-        help="a browser Origin to accept besides loopback pages, e.g. https://vtt.example "
-        "(repeat for more) [env GLYPHOXA_ALLOWED_ORIGINS, comma-separated]",
     )
     for tier in Tier:
         name = tier.value.lower()
@@ -150,8 +131,8 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
             "host": args.host,
             "port": args.port,
             "auth": args.auth,
-            "allowed_hosts": _listed(args.allowed_host, "GLYPHOXA_ALLOWED_HOSTS"),
-            "allowed_origins": _listed(args.allowed_origin, "GLYPHOXA_ALLOWED_ORIGINS"),
+            "allowed_hosts": allowed_hosts(args),
+            "allowed_origins": allowed_origins(args),
             "metrics_token": os.environ.get("GLYPHOXA_METRICS_TOKEN") or None,
             **{
                 f"{t.value.lower()}_deadline_ms": getattr(args, f"{t.value.lower()}_deadline_ms")
@@ -159,12 +140,8 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
             },
         },
     )
-    if settings.transport != "stdio" and settings.auth == "none" and not is_loopback(settings.host):
-        raise ConfigurationError(
-            f"--auth none serves every viewer's memory to anyone who can reach "
-            f"{settings.host}; use it only with a loopback --host (127.0.0.1, ::1, localhost), "
-            "or keep --auth token."
-        )
+    if settings.transport != "stdio":
+        check_auth(settings.auth, settings.host, "every viewer's memory")
     if settings.npc is not None and settings.campaign is None:
         raise ConfigurationError("--npc needs --campaign: name the campaign the NPC belongs to.")
     return settings

@@ -1,0 +1,62 @@
+"""What every command that listens over HTTP (`serve`, `web`) takes, and the one rule on who
+may go without auth: only a loopback address may be served with `--auth none`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from glyphoxa_mcp.access import is_loopback
+from glyphoxa_mcp.cli.options import env_option
+from glyphoxa_mcp.errors import ConfigurationError
+
+
+def add_http_options(
+    group: argparse._ActionsContainer,
+    *,
+    host_env: str,
+    port_env: str,
+    default_port: int,
+    auth_help: str,
+) -> None:
+    env_option(group, "--host", env=host_env, help="address to listen on", default="127.0.0.1")
+    env_option(group, "--port", env=port_env, help="port", default=default_port)
+    env_option(group, "--auth", env="GLYPHOXA_AUTH", help=auth_help, default="token")
+    group.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME[:PORT]",
+        help="a Host header to answer besides the loopback names (repeat for more) "
+        "[env GLYPHOXA_ALLOWED_HOSTS, comma-separated]",
+    )
+    group.add_argument(
+        "--allowed-origin",
+        action="append",
+        metavar="URL",
+        help="a browser Origin to accept besides loopback pages, e.g. https://vtt.example "
+        "(repeat for more) [env GLYPHOXA_ALLOWED_ORIGINS, comma-separated]",
+    )
+
+
+def listed(values: list[str] | None, env: str) -> tuple[str, ...]:
+    """Repeated flags, else the comma-separated environment variable."""
+    if values:
+        return tuple(values)
+    return tuple(v.strip() for v in os.environ.get(env, "").split(",") if v.strip())
+
+
+def allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
+    return listed(args.allowed_host, "GLYPHOXA_ALLOWED_HOSTS")
+
+
+def allowed_origins(args: argparse.Namespace) -> tuple[str, ...]:
+    return listed(args.allowed_origin, "GLYPHOXA_ALLOWED_ORIGINS")
+
+
+def check_auth(auth: str, host: str, what: str) -> None:
+    """`--auth none` serves `what` to anyone who can reach the address: loopback only."""
+    if auth == "none" and not is_loopback(host):
+        raise ConfigurationError(
+            f"--auth none serves {what} to anyone who can reach {host}; use it only with a "
+            "loopback --host (127.0.0.1, ::1, localhost), or keep --auth token."
+        )
