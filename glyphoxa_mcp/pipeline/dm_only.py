@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import NotFoundError
+from glyphoxa_mcp.pipeline.dm_summary import set_episode_summary
 from glyphoxa_mcp.pipeline.summary import extractive_summary
 from glyphoxa_mcp.recall.episodes import episode_id
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.curation import HiddenLearning
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Entry, NewEntity, Session, Visibility
+from glyphoxa_mcp.storage.models import Entry, Session, Visibility
 
 
 @dataclass(frozen=True)
@@ -64,20 +65,7 @@ async def _rewrite_summary(memory: CampaignMemory, session: Session) -> None:
     summary = await offline_summary(memory, session.id, readable)
     was_llm = session.summary_source == "llm" or session.llm_pending
     await memory.sessions.set_summary(session.id, summary, "extractive", llm_pending=was_llm)
-    try:
-        episode = await memory.graph.get_entity(episode_id(session.id))
-    except NotFoundError:
-        return
-    await memory.graph.upsert_entity(
-        NewEntity(
-            id=episode.id,
-            type=episode.type,
-            name=episode.name,
-            aliases=episode.aliases,
-            attributes={**episode.attributes, "summary": summary},
-        ),
-        keep_visibility=True,
-    )
+    await set_episode_summary(memory, session.id, summary)
 
 
 async def offline_summary(memory: CampaignMemory, session_id: str, entries: Sequence[Entry]) -> str:

@@ -1,0 +1,52 @@
+"""A session's summary as the DM writes it, and the copy its episode keeps.
+
+The episode entity of an ended session holds the summary too (NPCs read it there), so a
+summary written again (by the DM, or without a line marked DM-only) is written to both in
+the same transaction.
+"""
+
+from __future__ import annotations
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.recall.episodes import episode_id
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntity, Session
+
+# A few pages of prose: longer is a transcript, not a summary.
+MAX_SUMMARY_CHARS = 20_000
+
+
+async def write_dm_summary(db: Database, campaign_id: str, session_id: str, text: str) -> Session:
+    """The DM's own summary of the session, kept by later line marks (it is the DM's)."""
+    summary = text.strip()
+    if not summary:
+        raise InvalidInputError("The summary is blank.", field="summary")
+    if len(summary) > MAX_SUMMARY_CHARS or "\x00" in summary:
+        raise InvalidInputError(
+            f"The summary must be at most {MAX_SUMMARY_CHARS} characters, without NUL characters.",
+            field="summary",
+        )
+    async with db.transaction() as tx:
+        memory = CampaignMemory(tx, campaign_id)
+        session = await memory.sessions.set_summary(session_id, summary, "dm")
+        await set_episode_summary(memory, session_id, summary)
+    return session
+
+
+async def set_episode_summary(memory: CampaignMemory, session_id: str, summary: str) -> None:
+    """The episode's copy of the summary (a session not ended yet has no episode)."""
+    try:
+        episode = await memory.graph.get_entity(episode_id(session_id))
+    except NotFoundError:
+        return
+    await memory.graph.upsert_entity(
+        NewEntity(
+            id=episode.id,
+            type=episode.type,
+            name=episode.name,
+            aliases=episode.aliases,
+            attributes={**episode.attributes, "summary": summary},
+        ),
+        keep_visibility=True,
+    )
