@@ -61,12 +61,17 @@ async def run_record(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.app import open_app
     from glyphoxa_mcp.recording.recorder import Recorder
     from glyphoxa_mcp.storage.campaigns import Campaigns
+    from glyphoxa_mcp.storage.recording_leases import recording_lease
 
     checked_session(args.session)
     stored = new = corrected = bad = 0
     async with open_app(app_settings(args), max_connections=4) as app:
         await Campaigns(app.db).ensure(args.campaign)
-        async with anyio.create_task_group() as tasks:
+        # While it runs, the session is being recorded into: deleting it is refused.
+        async with (
+            recording_lease(app.db, args.campaign, args.session),
+            anyio.create_task_group() as tasks,
+        ):
             recorder = Recorder(app, tasks)
             await recorder.start(args.campaign, args.session, title=args.title)
             print(

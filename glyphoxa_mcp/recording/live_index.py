@@ -23,6 +23,7 @@ from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Entry
+from glyphoxa_mcp.storage.recording_leases import recording_lease
 
 log = logging.getLogger(__name__)
 # A scene that goes on and on is still read by the LLM in parts of this many lines.
@@ -85,14 +86,21 @@ class LiveIndexer:
         self._cancel.cancel()
 
     async def run(self) -> None:
-        """Until stopped, or idle for `IDLE_S`."""
+        """Until stopped, or idle for `IDLE_S`. Meanwhile the session is being recorded into:
+        deleting it, a line of it or its campaign is refused (storage/recording_leases.py)."""
+        memory = self.memory
         try:
             with self._cancel:
-                async with anyio.create_task_group() as tasks:
+                async with (
+                    recording_lease(memory.db, memory.campaign_id, self.session_id),
+                    anyio.create_task_group() as tasks,
+                ):
                     if self.chat is not None:
                         tasks.start_soon(self._extracting, self.chat)
                     await self._indexing()
                     tasks.cancel_scope.cancel()
+        except GlyphoxaError as exc:  # the lease could not be taken; the next line tries again
+            log.warning("session %s: live indexing not started (%s)", self.session_id, exc)
         finally:
             self.running = False
             self._progress.set()
