@@ -28,6 +28,7 @@ from glyphoxa_mcp.cli import (
     serve_command,
     session_commands,
     token_commands,
+    transcript_commands,
     upgrade_command,
     vocabulary_command,
 )
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     knowledge_commands.register(commands)
     import_command.register(commands)
     session_commands.register(commands)
+    transcript_commands.register(commands)
     record_command.register(commands)
     token_commands.register(commands)
     vocabulary_command.register(commands)

@@ -1,9 +1,11 @@
-"""`campaign load FILE`: put a campaign file into the knowledge graph."""
+"""`campaign load FILE`, `config`, `sample`; what-if branches (`campaign fork C NEW`,
+`campaign branches C`) and `campaign delete C` (storage/forking.py, storage/deletion.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from glyphoxa_mcp.bounded_input import MAX_FILE_CHARS, check_length
@@ -22,11 +24,21 @@ from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.fact_vectors import write_embedder
+from glyphoxa_mcp.storage.branches import Branch, branch_tree
 from glyphoxa_mcp.storage.campaigns import Campaigns
+from glyphoxa_mcp.storage.deletion import (
+    BranchPolicy,
+    CampaignSize,
+    campaign_size,
+    delete_campaign,
+)
+from glyphoxa_mcp.storage.forking import fork_campaign
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    campaign = commands.add_parser("campaign", help="load campaign files")
+    campaign = commands.add_parser(
+        "campaign", help="load campaign files; fork, list and delete what-if branches"
+    )
     actions = campaign.add_subparsers(title="actions", metavar="ACTION", required=True)
     load = actions.add_parser(
         "load",
@@ -62,6 +74,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "sample", help="print the sample campaign file (a commented example of the format)"
     )
     sample.set_defaults(run=run_sample)
+    register_branches(actions)
 
 
 async def run_sample(args: argparse.Namespace) -> int:
@@ -147,3 +160,163 @@ def print_report(report: LoadReport) -> None:
         print("Nothing changed.")
     if report.dry_run:
         print("\nDry run: nothing was written.")
+
+
+def register_branches(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    fork = actions.add_parser(
+        "fork",
+        help="copy a campaign's memory into a new campaign (a what-if branch), everything or "
+        "as it stood after a session; in one transaction",
+    )
+    fork.add_argument("campaign", help="the campaign to copy")
+    fork.add_argument("new", help="the new campaign's id")
+    fork.add_argument(
+        "--at-session",
+        metavar="SESSION",
+        help="the memory as it stood after this session: later sessions and what was learned "
+        "in them left out, retcons made since undone",
+    )
+    fork.add_argument("--name", help="the new campaign's name (default: the parent's, and NEW)")
+    fork.add_argument("--json", action="store_true", help="print JSON for scripts")
+    add_database_options(fork)
+    fork.set_defaults(run=run_fork)
+
+    branches = actions.add_parser(
+        "branches", help="the lineage of a campaign: what it was forked from, and its branches"
+    )
+    branches.add_argument("campaign")
+    branches.add_argument("--json", action="store_true", help="print JSON for scripts")
+    add_database_options(branches)
+    branches.set_defaults(run=run_branches)
+
+    delete = actions.add_parser(
+        "delete",
+        help="delete a campaign and everything stored for it (asks first; --yes off a terminal)",
+    )
+    delete.add_argument("campaign")
+    delete.add_argument(
+        "--yes", action="store_true", help="do not ask (needed when not run from a terminal)"
+    )
+    with_branches = delete.add_mutually_exclusive_group()
+    with_branches.add_argument(
+        "--with-branches", action="store_true", help="delete its branches (and theirs) too"
+    )
+    with_branches.add_argument(
+        "--keep-branches",
+        action="store_true",
+        help="keep its branches as campaigns of their own",
+    )
+    delete.add_argument("--json", action="store_true", help="print JSON for scripts")
+    add_database_options(delete)
+    delete.set_defaults(run=run_delete)
+
+
+async def run_fork(args: argparse.Namespace) -> int:
+    async with await Database.open(database_settings(args), max_size=2) as db:
+        fork = await fork_campaign(
+            db, args.campaign, args.new, at_session=args.at_session, name=args.name
+        )
+    rows = fork.rows
+    point = (
+        f" as it stood after session {fork.at_session!r}"
+        + (f" (left out: {', '.join(fork.sessions_left_out)})" if fork.sessions_left_out else "")
+        if fork.at_session
+        else ""
+    )
+    emit(
+        args,
+        fork.model_dump(mode="json"),
+        f"Forked campaign {fork.parent_id!r} into {fork.campaign_id!r}{point}: "
+        f"{rows['sessions']} sessions, {rows['session_entries']} lines, {rows['chunks']} "
+        f"passages, {rows['entities']} entities, {rows['relationships']} relationships, "
+        f"{rows['facts']} facts.\nAccess tokens are not copied: glyphoxa-mcp token create "
+        f"--campaign {fork.campaign_id} ...",
+    )
+    return 0
+
+
+async def run_branches(args: argparse.Namespace) -> int:
+    async with await Database.open(database_settings(args), max_size=2) as db:
+        tree = await branch_tree(db, args.campaign)
+    if args.json:
+        emit(args, tree.model_dump(mode="json"), "")
+        return 0
+    for line in tree_lines(tree, args.campaign):
+        print(line)
+    return 0
+
+
+def tree_lines(tree: Branch, current: str) -> list[str]:
+    """The lineage drawn as a tree, one campaign a line, `current` marked."""
+
+    def label(branch: Branch) -> str:
+        text = f"{branch.id} ({branch.name})"
+        if branch.forked_at is not None:
+            point = (
+                f"after session {branch.forked_at_session}, " if branch.forked_at_session else ""
+            )
+            parent = "" if branch.forked_from else "from a deleted campaign, "
+            text += f"  forked {parent}{point}{branch.forked_at:%Y-%m-%d %H:%M}"
+        return text + ("  <- this one" if branch.id == current else "")
+
+    lines = [label(tree)]
+
+    def below(branch: Branch, indent: str) -> None:
+        for number, child in enumerate(branch.children):
+            last = number == len(branch.children) - 1
+            lines.append(f"{indent}{'└── ' if last else '├── '}{label(child)}")
+            below(child, indent + ("    " if last else "│   "))
+
+    below(tree, "")
+    return lines
+
+
+async def run_delete(args: argparse.Namespace) -> int:
+    policy: BranchPolicy = (
+        "delete" if args.with_branches else "keep" if args.keep_branches else "refuse"
+    )
+    async with await Database.open(database_settings(args), max_size=2) as db:
+        if not args.yes:
+            size = await campaign_size(db, args.campaign)
+            # With branches and no choice for them, the deletion refuses before anything is
+            # asked, naming the choices.
+            if not (size.branches and policy == "refuse") and not confirmed(size, policy):
+                print("Nothing was deleted.", file=sys.stderr)
+                return 1
+        deleted = await delete_campaign(db, args.campaign, policy)
+    also = ""
+    if deleted.branches_deleted:
+        also += f" and its branches {', '.join(deleted.branches_deleted)}"
+    if deleted.branches_kept:
+        also += f"; its branches {', '.join(deleted.branches_kept)} are campaigns of their own"
+    emit(
+        args,
+        deleted.model_dump(mode="json"),
+        f"Deleted campaign {deleted.campaign_id!r}{also}: {deleted.sessions} sessions, "
+        f"{deleted.lines} lines, {deleted.entities} entities.",
+    )
+    return 0
+
+
+def confirmed(size: CampaignSize, policy: BranchPolicy) -> bool:
+    """Ask on the terminal; off a terminal, --yes is the answer."""
+    if not sys.stdin.isatty():
+        raise InvalidInputError(
+            "campaign delete asks before deleting, and no terminal is there to answer: "
+            "pass --yes to delete without asking.",
+            field="--yes",
+        )
+    branches = (
+        f", with its branches {', '.join(size.branches)}"
+        if size.branches and policy == "delete"
+        else ""
+    )
+    print(
+        f"Delete campaign {size.campaign_id!r} ({size.sessions} sessions, {size.lines} lines, "
+        f"{size.entities} entities{branches}) and everything stored for it? This cannot be "
+        f"undone.\nType the campaign's id to delete it: ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+    return sys.stdin.readline().strip() == size.campaign_id

@@ -1,4 +1,4 @@
-"""`ingest FILE --session ID`, `process SESSION`, `session list`: transcripts in."""
+"""`ingest FILE --session ID`, `process SESSION`, `session list|show|facts|end|delete`."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.transcripts import parse_transcript
+from glyphoxa_mcp.storage.deletion import delete_session, summaries_to_review
 
 if TYPE_CHECKING:
     from glyphoxa_mcp.pipeline.extraction import ExtractionReport
@@ -87,6 +88,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_llm_options(end)
     add_common(end)
     end.set_defaults(run=run_end)
+    delete = sessions.add_parser(
+        "delete",
+        help="delete a session: its lines, passages, summary, episode, and what was learned "
+        "in it that the DM did not decide",
+    )
+    delete.add_argument("session")
+    add_common(delete)
+    delete.set_defaults(run=run_delete)
 
 
 def _start(text: str | None) -> datetime:
@@ -148,10 +157,18 @@ async def run_process(args: argparse.Namespace) -> int:
 
 
 async def run_list(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
+    async with campaign_memory(args) as (db, memory):
         sessions = await memory.sessions.list()
+        to_review = set(await summaries_to_review(db, memory.campaign_id))
     if args.json:
-        emit(args, [s.model_dump(mode="json") for s in sessions], "")
+        emit(
+            args,
+            [
+                s.model_dump(mode="json") | {"summary_needs_review": s.id in to_review}
+                for s in sessions
+            ],
+            "",
+        )
     elif sessions:
         print_table(
             ["id", "title", "started", "ended", "summary"],
@@ -161,7 +178,9 @@ async def run_list(args: argparse.Namespace) -> int:
                     s.title or "",
                     _day(s.started_at),
                     _day(s.ended_at),
-                    (s.summary_source or "") + (" (waiting for the LLM)" if s.llm_pending else ""),
+                    (s.summary_source or "")
+                    + (" (waiting for the LLM)" if s.llm_pending else "")
+                    + (" (to review: lines were forgotten)" if s.id in to_review else ""),
                 ]
                 for s in sessions
             ],
@@ -304,3 +323,25 @@ def _extracted(report: ExtractionReport) -> str:
         f"{len(report.entities_held)} held for review (glyphoxa-mcp review list), "
         f"{report.relationships} relationships, {report.facts} facts."
     )
+
+
+async def run_delete(args: argparse.Namespace) -> int:
+    async with campaign_memory(args) as (db, memory):
+        deleted = await delete_session(db, memory.campaign_id, checked_session(args.session))
+    kept = deleted.facts_kept + deleted.relationships_kept
+    emit(
+        args,
+        deleted.model_dump(mode="json"),
+        f"Deleted session {deleted.session_id!r}: {deleted.lines} lines, {deleted.passages} "
+        f"passages, {deleted.facts_deleted} facts and {deleted.relationships_deleted} "
+        "relationships learned in it"
+        + (", its episode" if deleted.episode_deleted else "")
+        + (f", {deleted.proposals_deleted} proposals" if deleted.proposals_deleted else "")
+        + "."
+        + (
+            f"\nKept {kept} facts and relationships the DM decided (no longer linked to it)."
+            if kept
+            else ""
+        ),
+    )
+    return 0
