@@ -19,6 +19,15 @@ this that these those there here do does did has have had will would can could s
 may might must not no up out off than then
 """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+# Pronouns and auxiliaries: a phrase with one of these inside is a clause ("the crown is
+# gold"), and a name is a noun phrase ("Lantern of Osk", "Sister Anwyn Tull").
+_CLAUSE_WORDS = """
+is are was were be been am it he she they we you i me him her them us do does did has have
+had will would can could shall should may might must
+"""
+CLAUSE_WORDS = frozenset(_CLAUSE_WORDS.split())
+# Hesitations a transcriber writes down, even in the middle of a name ("Halvard, uh, Penn").
+FILLERS = frozenset(["uh", "uhm", "um", "umm", "er", "erm", "ah", "eh", "hm", "hmm", "mm"])
 # A name is stored without an article, and a phrase after one of these is an ordinary noun
 # phrase ("this hollow stare", "a glass world"), not a name.
 _DETERMINERS = (
@@ -48,13 +57,14 @@ def per_million(word: str) -> float:
     return counts.get(word.casefold(), 0) * 1_000_000 / total
 
 
-def is_inflected(word: str, stem_per_million: float) -> bool:
-    """Whether the word is an ordinary word plus an inflection ("folded", "cinders")."""
+def inflection(word: str, stem_per_million: float) -> str | None:
+    """The ending by which the word inflects an ordinary word ("folded" -> "ed", "cinders"
+    -> "s"), if it does: a stem at least this frequent, as it is or with an "e"."""
     lowered = word.casefold()
     for suffix in _INFLECTIONS:
         stem = lowered[: -len(suffix)]
         if not lowered.endswith(suffix) or len(stem) < 3:
             continue
         if any(per_million(s) >= stem_per_million for s in (stem, stem + "e")):
-            return True
-    return False
+            return suffix
+    return None

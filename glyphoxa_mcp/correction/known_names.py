@@ -117,9 +117,9 @@ _LINEAGE: WeakKeyDictionary[PhoneticCorrector, tuple[PhoneticCorrector, Phonetic
 def _remember_lineage(
     corrector: PhoneticCorrector, parent: PhoneticCorrector, touched: list[KnownName]
 ) -> None:
-    same_windows = (corrector.max_window, corrector.index.has_article) == (
+    same_windows = (corrector.max_window, corrector.index.function_words) == (
         parent.max_window,
-        parent.index.has_article,
+        parent.index.function_words,
     )
     # One generation back only: a lineage keeps its parent (and what it corrected) alive,
     # and a chain of them would keep every corrector since the first.

@@ -21,6 +21,7 @@ import numpy as np
 from rapidfuzz.distance import Indel
 from rapidfuzz.process import cdist
 
+from glyphoxa_mcp.correction.english import FUNCTION_WORDS
 from glyphoxa_mcp.correction.rebuild import Rebuild
 from glyphoxa_mcp.correction.words import ascii_letters, letters
 
@@ -49,6 +50,16 @@ class PreparedName:
     word_count: int  # words between spaces: "Captain Oriel Vask" -> 3
     parts: int  # hyphens and apostrophes split too: "Oru-Tambe" -> 2
     words: frozenset[str]
+    # Where each word that carries the name ("Lantern", "Osk"; not "of") lies in `key`, for
+    # names of two such words or more: each must be heard (alignment.py).
+    word_spans: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def least_words(self) -> int:
+        """The fewest words it may be heard as: its own, less an unstressed "of" or "the"
+        ("isle varr" for "Isle of Varr"), never a word that carries it ("Captain Vask" is
+        a partial reference, not a mishearing)."""
+        return len(self.word_spans) or self.word_count
 
 
 def _is_description(text: str) -> bool:
@@ -112,9 +123,21 @@ def prepared_names(names: Iterable[KnownName]) -> list[PreparedName]:
                 word_count=len(text.split()),
                 parts=len([p for p in _PARTS.split(text) if p]),
                 words=frozenset(text.casefold().split()),
+                word_spans=_word_spans(text),
             )
         )
     return prepared
+
+
+def _word_spans(text: str) -> tuple[tuple[int, int], ...]:
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for word in text.split():
+        key = letters(word)
+        if key and word.casefold() not in FUNCTION_WORDS:
+            spans.append((at, at + len(key)))
+        at += len(key)
+    return tuple(spans) if len(spans) > 1 else ()
 
 
 class _Layer:
@@ -145,7 +168,7 @@ class _Layer:
         self.longest_code = max((len(c) for n in names for c in n.codes), default=0)
         self.longest_key = max((len(n.key) for n in names), default=0)
         self.parts = Counter(n.parts for n in names)
-        self.articles = sum("the" in n.words for n in names)
+        self.function_words = Counter(w for n in names for w in n.words & FUNCTION_WORDS)
 
     @functools.cached_property
     def variants(self) -> frozenset[str]:
@@ -193,21 +216,23 @@ class NameIndex:
         else:
             self._names = None
         parts: Counter[int] = Counter()
-        articles = 0
+        function_words: Counter[str] = Counter()
         for layer in layers:
             parts += layer.parts
-            articles += layer.articles
+            function_words += layer.function_words
         for position in dropped:
             gone = layers[0].names[position]
             parts[gone.parts] -= 1
-            articles -= "the" in gone.words
+            function_words.subtract(gone.words & FUNCTION_WORDS)
         self._count = sum(len(layer.names) for layer in layers) - len(dropped)
         # Upper bounds, which only ever skip lookups that could find nothing: a dropped
         # name may keep them high.
         self._longest_code = max(layer.longest_code for layer in layers)
         self.longest_key = max(layer.longest_key for layer in layers)
-        # Exact: which windows are tried depends on them.
-        self.has_article = articles > 0
+        # Exact: which windows are tried depends on them. The function words some name has
+        # ("of", "the"): a window with another one inside is a clause, not a name.
+        self.function_words = frozenset(w for w, count in function_words.items() if count > 0)
+        self.has_article = "the" in self.function_words
         self.max_parts = max((p for p, count in parts.items() if count > 0), default=0)
         self._similar = lru_cache(maxsize=SIMILARITY_CACHE_SIZE)(self._similar_uncached)
 

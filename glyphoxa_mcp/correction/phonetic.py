@@ -3,9 +3,13 @@
 Every run of up to (name parts + 2) words is compared with the known names by the phonetic
 code of the whole window and by its letters; the best-scoring windows that do not overlap win,
 so neighbours are never swallowed and a better match later in the line is still found. Spans
-already spelled like a name are fixed points. Ordinary speech is protected by what it looks
-like: a phrase after "a"/"this"/"his", a player addressed by name, a single common word, an
-inflected word, or a function word at the edge that adds nothing to the match.
+already spelled like a name are fixed points. A multi-word name must match word for word
+("sunk near" is not "Sunken Verge"; alignment.py), though an unstressed "of" may be dropped
+and a filler added. Ordinary speech is protected by what it looks like: a phrase after
+"a"/"this"/"his", a player addressed by name, a common word alone or with only function words
+around it ("the mill is"), a clause (a pronoun or auxiliary inside: "the crown is gold"), an
+inflected everyday phrase, a function word at the edge that adds nothing to the match, and
+everyday words in lower case, unless a transcriber that capitalises names wrote them as one.
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from rapidfuzz.distance import Indel
 
+from glyphoxa_mcp.correction.alignment import weakest_word
 from glyphoxa_mcp.correction.english import (
+    CLAUSE_WORDS,
     DETERMINERS,
     FUNCTION_WORDS,
-    is_inflected,
+    inflection,
     per_million,
 )
 from glyphoxa_mcp.correction.name_index import (
@@ -63,6 +70,12 @@ class PhoneticSettings(BaseModel):
         0.12, ge=0, description="Frequency from which a stem makes 'stem+s/ed/ing' ordinary."
     )
     max_code_edits: int = Field(2, ge=0, le=3, description="Code letters a lookup may miss.")
+    word_floor: float = Field(
+        0.55, ge=0, le=1, description="Least similarity of each word of a multi-word name."
+    )
+    single_word_letters: float = Field(
+        0.55, ge=0, le=1, description="Least share of letters a single word heard must keep."
+    )
 
 
 class NameCorrection(BaseModel):
@@ -119,7 +132,7 @@ class PhoneticCorrector:
         chosen = [c for c in fixed if c.guard is None and c.name.name.text != text[c.start : c.end]]
         taken: list[_Candidate] = list(fixed)
         for candidate in sorted(
-            self._sound_alikes(text, runs, fixed), key=lambda c: (-c.score, c.start - c.end)
+            self._sound_alikes(text, runs, fixed, cased), key=lambda c: (-c.score, c.start - c.end)
         ):
             if any(candidate.overlaps(t.start, t.end) for t in taken):
                 continue
@@ -145,7 +158,7 @@ class PhoneticCorrector:
 
     def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[_Candidate]:
         """Spans spelled like a name already: kept (or re-cased), and never re-matched."""
-        spelled: list[tuple[int, int, list[Word]]] = []
+        spelled: list[tuple[int, int, list[Word], str | None]] = []
         for run in runs:
             for i in range(len(run)):
                 key = ""
@@ -154,10 +167,11 @@ class PhoneticCorrector:
                     if len(key) > self.index.longest_key:
                         break
                     if self.index.spells(key):
-                        spelled.append((j + 1 - i, i, run[i : j + 1]))
+                        before = run[i - 1].lowered if i > 0 else None
+                        spelled.append((j + 1 - i, i, run[i : j + 1], before))
         found: list[_Candidate] = []
         # Longest first, then leftmost.
-        for _, _, window in sorted(spelled, key=lambda item: (-item[0], item[1])):
+        for _, _, window, before in sorted(spelled, key=lambda item: (-item[0], item[1])):
             start, end = window[0].start, window[-1].end
             if any(f.overlaps(start, end) for f in found):
                 continue
@@ -166,39 +180,48 @@ class PhoneticCorrector:
             same = [n for n in names if n.name.text == heard]
             name = same[0] if same else names[0]
             guard: Guard | None = None
-            if (
-                not same
-                and heard.casefold() == name.name.text.casefold()
-                and self._ordinary_phrase(heard, window, cased)
-            ):
+            if not same and self._ordinary_phrase(heard, window, name, cased, before):
                 guard = "common word"
             found.append(_Candidate(1.0, start, end, name, guard))
         return found
 
-    def _ordinary_phrase(self, heard: str, window: list[Word], cased: bool) -> bool:
-        # For a mere change of case: "the red kettle" in a transcript that capitalises names
-        # is a kettle; in lower-case streaming output casing says nothing, except that one
-        # common word is just a word. ("grim jaw" -> "Grimjaw" joins words: always a name.)
-        if heard != heard.lower():
+    def _ordinary_phrase(
+        self,
+        heard: str,
+        window: list[Word],
+        name: PreparedName,
+        cased: bool,
+        before: str | None,
+    ) -> bool:
+        # Spelled like a name but written in lower case: "the red kettle" in a transcript
+        # that capitalises names is a kettle; in lower-case streaming output casing says
+        # nothing, except that one common word is just a word.
+        if heard != heard.lower() or not all(self._common(w.text) for w in window):
             return False
-        if not all(self._common(w.text) for w in window):
-            return False
+        if heard.casefold() != name.name.text.casefold():
+            # Words joined into a one-word name are a phrase only with the determiner a
+            # common noun needs: "the amber watch on her wrist" is a watch, "we ask grim
+            # jaw" asks Grimjaw.
+            return cased and (before == "the" or before in DETERMINERS)
         return cased or len(window) == 1
 
     def _common(self, word: str) -> bool:
         return per_million(word) >= self.settings.common_word_per_million
 
     def _plain_common(self, text: str, word: Word) -> bool:
-        """A common word not written as a name (a capital at a sentence start says nothing:
-        "Sorry" is not "Sera")."""
+        """A common word, or one inflected ("cinders", "nods"), not written as a name (a
+        capital at a sentence start says nothing: "Sorry" is not "Sera")."""
         plain = word.text == word.lowered or _starts_sentence(text, word.start)
-        return plain and self._common(word.text)
+        return plain and (
+            self._common(word.text)
+            or inflection(word.text, self.settings.inflection_stem_per_million) is not None
+        )
 
     def _everyday(self, word: Word) -> bool:
         return per_million(word.text) >= self.settings.everyday_phrase_per_million
 
     def _sound_alikes(
-        self, text: str, runs: list[list[Word]], fixed: list[_Candidate]
+        self, text: str, runs: list[list[Word]], fixed: list[_Candidate], cased: bool
     ) -> list[_Candidate]:
         found: list[_Candidate] = []
         first_word = runs[0][0] if runs else None
@@ -206,16 +229,29 @@ class PhoneticCorrector:
             function = [w.lowered in FUNCTION_WORDS for w in run]
             everyday = [self._everyday(w) for w in run]
             plain_common = [self._plain_common(text, w) for w in run]
+            capital = [cased and w.text[:1].isupper() for w in run]
+            clause = [
+                w.lowered in CLAUSE_WORDS and w.lowered not in self.index.function_words
+                for w in run
+            ]
             for i in range(len(run)):
                 key = ""
-                only_function = only_everyday = True
+                only_function = only_everyday = capitalised = True
                 has_article = False
+                content = 0
+                last_content = i
                 for j in range(i, min(i + self.max_window, len(run))):
                     size = j + 1 - i
+                    if size > 2 and clause[j - 1]:
+                        break  # "crown is gold": a clause, and so is every longer window
                     key += run[j].key
                     only_function = only_function and function[j]
                     only_everyday = only_everyday and everyday[j]
                     has_article = has_article or run[j].lowered == "the"
+                    if not function[j]:
+                        content += 1
+                        last_content = j
+                        capitalised = capitalised and capital[j]
                     start, end = run[i].start, run[j].end
                     if fixed and any(f.overlaps(start, end) for f in fixed):
                         break
@@ -225,13 +261,19 @@ class PhoneticCorrector:
                     # most windows of a line are these, so skipping them keeps lookups few.
                     if only_function or (size == 1 and plain_common[i]):
                         continue
-                    if size > 1 and only_everyday:
+                    # Everyday words are a name when a transcriber that capitalises names
+                    # wrote them as one ("We descend into Follow Deep").
+                    named = capitalised and content > 1
+                    if size > 1 and only_everyday and not named:
+                        continue
+                    # One common word and the grammar around it: "the mill is", "a crown".
+                    if content == 1 and plain_common[last_content]:
                         continue
                     # Three words or more that start or end with a function word are a name
                     # and its neighbours ("to Captain Oriel Vask"); the shorter window wins.
                     if size > 2 and (function[i] or function[j]):
                         continue
-                    best = self._best_name(text, run, i, j, key, has_article, first_word)
+                    best = self._best_name(text, run, i, j, key, has_article, named, first_word)
                     if best is not None:
                         found.append(best)
         return found
@@ -244,6 +286,7 @@ class PhoneticCorrector:
         j: int,
         key: str,
         has_article: bool,
+        named: bool,
         first_word: Word | None,
     ) -> _Candidate | None:
         window = run[i : j + 1]
@@ -251,7 +294,15 @@ class PhoneticCorrector:
         start, end = window[0].start, window[-1].end
         best: _Candidate | None = None
         for name, score in self.index.similar(key, self.settings.threshold, size):
-            if not name.word_count <= size <= name.parts + self.settings.extra_words:
+            if not name.least_words <= size <= name.parts + self.settings.extra_words:
+                continue
+            if weakest_word(window, name) < self.settings.word_floor:
+                continue
+            # One word heard for a name keeps most of its letters: the sound of a short name
+            # is a consonant or two, which many words share ("gaol" and "Kael").
+            if size == 1 and Indel.normalized_similarity(key, name.key) < (
+                self.settings.single_word_letters
+            ):
                 continue
             if has_article and "the" not in name.words:
                 continue
@@ -260,7 +311,7 @@ class PhoneticCorrector:
                     return _Candidate(best.score, start, end, best.name, "ambiguous")
                 return best
             before = run[i - 1].lowered if i > 0 else None
-            guard = self._guard(text, window, name, score, before, first_word)
+            guard = self._guard(text, window, name, score, before, named, first_word)
             best = _Candidate(score, start, end, name, guard)
         return best
 
@@ -271,6 +322,7 @@ class PhoneticCorrector:
         name: PreparedName,
         score: float,
         before: str | None,
+        named: bool,
         first_word: Word | None,
     ) -> Guard | None:
         if before in DETERMINERS:
@@ -280,10 +332,7 @@ class PhoneticCorrector:
             if word is first_word and text[word.end : word.end + 1] == ",":
                 return "vocative"
             return "common word" if self._plain_common(text, word) else None
-        stem_floor = self.settings.inflection_stem_per_million
-        # An everyday word with an inflection that the name does not have ("folded",
-        # "caves", "turns") is ordinary grammar: "nine folded letters", "the tide turns".
-        if any(w.lowered not in name.words and is_inflected(w.text, stem_floor) for w in window):
+        if not named and self._inflected(window, name):
             return "inflected"
         for edge, rest in ((window[0], window[1:]), (window[-1], window[:-1])):
             if edge.lowered in FUNCTION_WORDS:
@@ -293,6 +342,27 @@ class PhoneticCorrector:
                 ):
                     return "loose edge"
         return None
+
+    def _inflected(self, window: list[Word], name: PreparedName) -> bool:
+        """An everyday phrase with an inflection that the name does not have is ordinary
+        grammar: "nine folded letters", "the cinders hold", "the tide turns". Not when the
+        name has the ending too ("elms gate" for Ulmsgate), nor when the rest is no everyday
+        phrase ("ashgrove circles")."""
+        stem_floor = self.settings.inflection_stem_per_million
+        for word in window:
+            suffix = inflection(word.text, stem_floor)
+            if suffix is None or word.lowered in name.words:
+                continue
+            # The ending with a sound before it: one letter alike says nothing.
+            if word.key[-len(suffix) - 2 :] in name.key:
+                continue
+            if all(
+                self._common(other.text)
+                for other in window
+                if other is not word and other.lowered not in FUNCTION_WORDS
+            ):
+                return True
+        return False
 
 
 def _starts_sentence(text: str, start: int) -> bool:

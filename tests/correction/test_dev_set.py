@@ -35,8 +35,9 @@ def test_strict_precision_recall_and_protected_lines_reach_the_floors(scorer):
         for row in rows
     }
     result = scorer.score(rows, predictions)
-    assert result["precision"] >= 0.95, result
-    assert result["recall"] >= 0.90, result
+    # Measured: precision 0.983, recall 0.951 (116 of 122), 1 protected line changed.
+    assert result["precision"] >= 0.98, result
+    assert result["recall"] >= 0.95, result
     assert result["changed_protected"] <= 1, result
 
 
@@ -58,6 +59,7 @@ def test_ordinary_conversation_is_left_alone() -> None:
     ]
     changed = [t for t in turns if corrector.correct(t).corrections]
     assert len(turns) > 1400
-    # Measured: 9 of 1,451 turns (0.6%), mostly a function word plus a word that sounds
-    # like a name ("mural is" -> Maelis) and real first names ("Laura" -> Lyra).
-    assert len(changed) <= 12, changed
+    # Measured: 6 of 1,451 turns (0.4%), real first names that sound like one of ours
+    # ("Sara" -> Sera twice, "Laura" -> Lyra, "Amy Ellis" -> Maelis, "is Kyle" -> Iskeld)
+    # and "I'm livin" -> Ilvenna.
+    assert len(changed) <= 6, changed

@@ -35,3 +35,19 @@ def test_exact_letters_and_counts_of_words_and_parts():
 def test_blank_and_repeated_names_are_skipped():
     index = NameIndex([KnownName(" "), KnownName("Vask", "a"), KnownName("Vask", "a")])
     assert len(index) == 1
+
+
+def test_a_name_may_be_heard_without_its_of_but_not_without_a_word_that_carries_it():
+    index = NameIndex([KnownName("Isle of Varr"), KnownName("Captain Oriel Vask")])
+    (isle,) = index.exact("isleofvarr")
+    assert (isle.word_spans, isle.least_words) == (((0, 4), (6, 10)), 2)
+    (vask,) = index.exact("captainorielvask")
+    assert vask.least_words == 3
+
+
+def test_the_function_words_names_have_are_known_and_patches_keep_them_exact():
+    index = NameIndex([KnownName("Isle of Varr", "isle"), KnownName("Kael", "kael")])
+    assert (index.function_words, index.has_article) == (frozenset({"of"}), False)
+    patched = index.with_changes(["isle"], [KnownName("Temple of the Tide", "isle")])
+    assert patched.function_words == frozenset({"of", "the"}) and patched.has_article
+    assert index.with_changes(["isle"], []).function_words == frozenset()

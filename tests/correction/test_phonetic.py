@@ -153,3 +153,99 @@ def test_prepared_names_are_reused_until_they_change():
     changed = cache.for_entities([npc("Brannoch"), npc("Mira")])
     assert changed is not first
     assert changed.correct("ask mirra").corrected == "ask Mira"
+
+
+# Invented names, none of the phonetic dev set's: each behaviour below is about how names
+# are heard, not about one campaign.
+CAST = [
+    "Dame Irsa Collow",
+    "Fort Haldrin",
+    "Isle of Varr",
+    "Halvard Penn",
+    "Gilded Hand",
+    "Fallowdeep",
+    "Salt Law",
+    "Hill Mines",
+    "Sunken Gate",
+    "Amberwatch",
+]
+
+
+def test_a_multi_word_name_with_one_word_misheard_is_found():
+    assert corrected("I bow to Dame Irsa Callow.", CAST) == "I bow to Dame Irsa Collow."
+    assert corrected("I ask Halvard Pen about it.", CAST) == "I ask Halvard Penn about it."
+
+
+def test_a_multi_word_name_heard_in_other_pieces_is_joined_as_a_whole():
+    assert (
+        corrected("we sail from fort hal drin at dawn", CAST) == "we sail from Fort Haldrin at dawn"
+    )
+    assert corrected("the sunk in gate floods", CAST) == "the Sunken Gate floods"
+
+
+def test_a_dropped_of_and_an_added_filler_inside_a_name_are_mishearings():
+    assert corrected("we hire a boat to isle varr", CAST) == "we hire a boat to Isle of Varr"
+    assert corrected("we meet halvard uh penn at the docks", CAST) == (
+        "we meet Halvard Penn at the docks"
+    )
+
+
+def test_a_partial_reference_is_not_expanded():
+    # "Dame Collow" is how people shorten the name, not a mishearing of it.
+    assert corrected("Dame Collow is waiting.", CAST) == "Dame Collow is waiting."
+
+
+def test_every_word_of_a_multi_word_name_must_be_heard():
+    # Half a name and ordinary words: "near" is not "Gate", "cellar" and "please" not "Law".
+    for line in (
+        "The boat has sunk near the gate.",
+        "The salt cellar is empty.",
+        "pass me the salt please",
+    ):
+        assert corrected(line, CAST) == line
+
+
+def test_a_capitalised_phrase_is_a_name_even_when_its_words_are_everyday():
+    assert corrected("We descend into Follow Deep.", CAST) == "We descend into Fallowdeep."
+    assert corrected("The Gilded Hands want the ledger back.", CAST) == (
+        "The Gilded Hand want the ledger back."
+    )
+    assert corrected("We follow deep tracks in the snow.", CAST) == (
+        "We follow deep tracks in the snow."
+    )
+    assert corrected("the gilded hands want the ledger back", CAST) == (
+        "the gilded hands want the ledger back"
+    )
+
+
+def test_an_inflection_the_name_sounds_like_too_is_part_of_the_mishearing():
+    assert corrected("guilded hand assassins are after us", CAST) == (
+        "Gilded Hand assassins are after us"
+    )
+    # One letter alike is not enough: the tide turns, whatever sisters there are.
+    assert corrected("the tide turns at midnight", ["Tide Sisters"]) == "the tide turns at midnight"
+
+
+def test_a_common_word_with_only_function_words_around_it_is_ordinary():
+    names = ["Malis", "Ysolde", "Orathis", "Hill Mines"]
+    for line in ("the mill is closed", "so bold of you", "the oath is sworn", "The hill is steep."):
+        assert corrected(line, names) == line
+    assert corrected("we ask mallis for help", names) == "we ask Malis for help"
+
+
+def test_a_phrase_with_a_verb_or_pronoun_inside_is_a_clause_not_a_name():
+    assert corrected("the crown is gold", ["Crowsgold"]) == "the crown is gold"
+    assert corrected("we meet crows gold", ["Crowsgold"]) == "we meet Crowsgold"
+
+
+def test_a_lower_case_join_of_everyday_words_in_a_capitalised_transcript_is_ordinary():
+    line = "The amber watch on her wrist stopped."
+    assert corrected(line, CAST) == line
+    assert corrected("amber watch guards the pass", CAST) == "Amberwatch guards the pass"
+
+
+def test_one_word_heard_must_keep_most_of_a_short_names_letters():
+    assert corrected("The gaol is across the square.", ["Kael"]) == (
+        "The gaol is across the square."
+    )
+    assert corrected("We ask Kail about it.", ["Kael"]) == "We ask Kael about it."

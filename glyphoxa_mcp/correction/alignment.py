@@ -1,0 +1,79 @@
+"""Whether a multi-word name and the words heard for it match word for word. (pure)
+
+A window is matched to a name by the letters and sounds of the whole, which a long name
+with one word misheard still passes ("Sister Annwen Tull"). The same leniency lets ordinary
+words share half a name and pass too: "sunk near" has most of the letters of "Sunken Verge"
+and nothing that sounds like "Verge"; "salt cellar" has "Salt" and a long word that is not
+"Law". So the window's letters are aligned with the name's, and each word that carries the
+name is compared with what was heard in its place, and each word heard with the part of the
+name in its place. A name of one word is not checked so: speech-to-text splits it anywhere
+("ice keld", "cause a mere").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rapidfuzz.distance import Indel, Levenshtein, Opcodes
+
+from glyphoxa_mcp.correction.english import FILLERS, FUNCTION_WORDS
+from glyphoxa_mcp.correction.name_index import PreparedName, phonetic_codes
+from glyphoxa_mcp.correction.words import Word
+
+
+def weakest_word(heard: Sequence[Word], name: PreparedName) -> float:
+    """How alike the least well matched word is to its counterpart, the name's words and
+    the words heard taken in turn (1.0 for a name of one word). Function words and fillers
+    heard ("and", "uh") need no counterpart: "quill and darrow", "Port, uh, Ledrin"."""
+    if not name.word_spans:
+        return 1.0
+    heard_key = "".join(w.key for w in heard)
+    opcodes = Levenshtein.opcodes(name.key, heard_key)
+    weakest = 1.0
+    for start, end in name.word_spans:
+        weakest = min(
+            weakest, _alike(name.key[start:end], _counterpart(opcodes, start, end, heard_key, True))
+        )
+    at = 0
+    for word in heard:
+        start, end = at, at + len(word.key)
+        at = end
+        if word.lowered in FUNCTION_WORDS or word.lowered in FILLERS:
+            continue
+        weakest = min(weakest, _alike(word.key, _counterpart(opcodes, start, end, name.key, False)))
+    return weakest
+
+
+def _counterpart(opcodes: Opcodes, start: int, end: int, other: str, from_name: bool) -> str:
+    """The letters of `other` aligned with [start, end) of the name (from_name) or of what
+    was heard: equal and replaced letters pair one to one."""
+    first: int | None = None
+    last = 0
+    for op in opcodes:
+        if op.tag == "delete" or op.tag == "insert":
+            continue
+        if from_name:
+            own_start, own_end, other_start = op.src_start, op.src_end, op.dest_start
+        else:
+            own_start, own_end, other_start = op.dest_start, op.dest_end, op.src_start
+        low, high = max(own_start, start), min(own_end, end)
+        if low < high:
+            if first is None:
+                first = other_start + low - own_start
+            last = other_start + high - own_start
+    return other[first:last] if first is not None else ""
+
+
+def _alike(word: str, counterpart: str) -> float:
+    """By sound and by spelling, as whole windows are compared (name_index.similarity)."""
+    if not counterpart:
+        return 0.0
+    by_sound = max(
+        (
+            Indel.normalized_similarity(a, b)
+            for a in phonetic_codes(word)
+            for b in phonetic_codes(counterpart)
+        ),
+        default=0.0,
+    )
+    return (by_sound + Indel.normalized_similarity(word, counterpart)) / 2

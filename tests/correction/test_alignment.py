@@ -1,0 +1,29 @@
+from glyphoxa_mcp.correction.alignment import weakest_word
+from glyphoxa_mcp.correction.name_index import KnownName, prepared_names
+from glyphoxa_mcp.correction.words import segments
+
+
+def weakest(heard: str, name: str) -> float:
+    (prepared,) = prepared_names([KnownName(name)])
+    (run,) = segments(heard)
+    return weakest_word(run, prepared)
+
+
+def test_each_word_of_the_name_is_compared_with_what_was_heard_in_its_place():
+    assert weakest("dame irsa callow", "Dame Irsa Collow") > 0.7
+    assert weakest("sunk near", "Sunken Gate") < 0.5  # nothing sounds like "Gate"
+
+
+def test_each_word_heard_is_compared_with_the_part_of_the_name_in_its_place():
+    # "Salt" is there and "Law" is in "cellar", but "cellar" is far from "Law".
+    assert weakest("salt cellar", "Salt Law") < 0.55
+
+
+def test_function_words_and_fillers_need_no_counterpart():
+    assert weakest("isle varr", "Isle of Varr") == 1.0
+    assert weakest("halvard uh penn", "Halvard Penn") == 1.0
+
+
+def test_a_name_of_one_word_is_not_taken_word_by_word():
+    # Speech-to-text splits a name anywhere: "ice keld" is "Is|keld".
+    assert weakest("ice keld", "Iskeld") == 1.0
