@@ -10,6 +10,7 @@ from glyphoxa_mcp.storage.entity_names import MAX_PATCHED, EntityNames
 from glyphoxa_mcp.storage.fact_queries import FactQueries
 from glyphoxa_mcp.storage.graph_queries import GraphQueries
 from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
+from glyphoxa_mcp.storage.lore_queries import LoreQueries
 from glyphoxa_mcp.storage.models import Campaign, Entity
 from glyphoxa_mcp.storage.pending import PendingEntities
 from glyphoxa_mcp.storage.semantic_index import SemanticIndex
@@ -32,6 +33,7 @@ class CampaignMemory:
         self.graph = KnowledgeGraph(db, campaign_id)
         self.queries = GraphQueries(db, campaign_id)
         self.facts = FactQueries(db, campaign_id)
+        self.lore = LoreQueries(db, campaign_id)
         self.curation = Curation(db, campaign_id)
         self.pending = PendingEntities(db, campaign_id)
         # What depends on the entities alone, and what also on relationships and facts.

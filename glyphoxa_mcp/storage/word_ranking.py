@@ -26,8 +26,13 @@ from asyncpg import Pool, Record
 
 from glyphoxa_mcp.storage.sql_parts import Params, or_tsquery, where
 
-Collection = Literal["e", "c", "f"]
-TABLES: dict[str, Collection] = {"session_entries": "e", "chunks": "c", "facts": "f"}
+Collection = Literal["e", "c", "f", "l"]
+TABLES: dict[str, Collection] = {
+    "session_entries": "e",
+    "chunks": "c",
+    "facts": "f",
+    "lore_sections": "l",
+}
 
 # Postings read first from each word's list, at the least.
 FIRST_DEPTH = 64

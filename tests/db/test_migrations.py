@@ -38,6 +38,9 @@ EXPECTED_TABLES = {
     "word_collections",
     "word_frequencies",
     "word_postings",
+    "lore_documents",
+    "lore_sections",
+    "lore_pins",
 }
 
 
