@@ -1,8 +1,9 @@
 """The hot layer: what goes into every prompt of an NPC, trimmed to token budgets. (pure)
 
 Three parts, each with its own budget: who the NPC is (identity), what was just said (recent
-transcript), and where it is (scene). Trimming drops the least relevant identity lines, the
-oldest transcript lines and the least relevant scene lines first.
+transcript), and where it is (scene); and two an NPC may have: the facts of this session,
+and the lore sections the DM pinned to it. Trimming drops the least relevant identity lines,
+the oldest transcript lines, the least relevant scene lines and the last pinned lore first.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class HotBudgets(BaseModel):
     transcript_tokens: int = Field(default=1500, ge=50)
     scene_tokens: int = Field(default=300, ge=50)
     session_facts_tokens: int = Field(default=200, ge=50)
+    lore_tokens: int = Field(default=600, ge=50)
     transcript_minutes: float = Field(default=5.0, gt=0)
 
 
@@ -89,11 +91,12 @@ def render_prompt(
     transcript: Section,
     scene: Section,
     session_facts: Section | None = None,
+    lore: Section | None = None,
 ) -> str:
-    parts = [
-        f"## Who you are: {npc_name}\n{identity.text}",
-        f"## Where you are\n{scene.text}",
-    ]
+    parts = [f"## Who you are: {npc_name}\n{identity.text}"]
+    if lore is not None and lore.text:
+        parts.append(f"## What you know of the world\n{lore.text}")
+    parts.append(f"## Where you are\n{scene.text}")
     if session_facts is not None and session_facts.text:
         # Temporary truths of tonight's session (a disguise, a truce) outrank the scene.
         parts.append(f"## This session\n{session_facts.text}")

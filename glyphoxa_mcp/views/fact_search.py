@@ -1,5 +1,6 @@
 """Searching facts, events and relationships by words, by meaning and through the graph,
-with real and story-time filters, in a viewer's scope."""
+with real and story-time filters, in a viewer's scope; and, when nothing narrows the search
+to a subject, session or time (lore has none of them), the DM's lore passages beside them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
 from glyphoxa_mcp.storage.fact_queries import FactFilters
-from glyphoxa_mcp.storage.models import Entity, Fact, FactMatch, Relationship
+from glyphoxa_mcp.storage.lore_queries import LoreMatch, LorePassage
+from glyphoxa_mcp.storage.models import Entity, Fact, FactMatch, Provenance, Relationship
 from glyphoxa_mcp.storage.vocabulary import is_bidirectional
 from glyphoxa_mcp.views.arguments import present, search_query
 from glyphoxa_mcp.views.limits import Clamped
@@ -40,9 +42,14 @@ _STOP = frozenset(
     )
 )
 
-Key = tuple[str, int]  # ("fact" | "relationship", id)
-# The ranking of relationships by meaning (reported as "meaning").
+Key = tuple[str, int]  # ("fact" | "relationship" | "lore", id)
+# Rankings of their own beside the facts', and what each is reported as.
 _LINK_MEANING = "relationship meaning"
+_LORE_WORDS = "lore words"
+_LORE_MEANING = "lore meaning"
+_REPORTED_AS = {_LINK_MEANING: "meaning", _LORE_WORDS: "words", _LORE_MEANING: "meaning"}
+# Lore is the DM's own writing: stated by the DM, not a rumour.
+_LORE_PROVENANCE = Provenance(source="dm", confidence=1.0, dm_confirmed=True)
 
 
 async def search_facts(
@@ -112,27 +119,42 @@ class FactSearch:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
         npc = self.view.npc_id
 
-        async def nearest() -> tuple[list[FactMatch], list[tuple[Relationship, float]]]:
+        lore = self.view.memory.lore
+        with_lore = self.filters == FactFilters()
+
+        async def nearest() -> tuple[
+            list[FactMatch], list[tuple[Relationship, float]], list[LoreMatch]
+        ]:
             vector = await self.view.embed_query_if_able(query)
             if vector is None:
                 self.words_only = True
-                return [], []
-            near_facts, near_links = await concurrently(
+                return [], [], []
+            near_facts, near_links, near_lore = await concurrently(
                 lambda: facts.by_vector(vector, self.filters, k=pool, npc_id=npc),
                 lambda: self._relationships_near(vector, pool),
+                lambda: lore.by_vector(vector, k=pool, npc_id=npc) if with_lore else _none(),
             )
-            return near_facts, near_links
+            return near_facts, near_links, near_lore
 
-        by_words, (by_meaning, links_by_meaning), relationships = await concurrently(
+        (
+            by_words,
+            (by_meaning, links_by_meaning, lore_by_meaning),
+            relationships,
+            lore_by_words,
+        ) = await concurrently(
             lambda: facts.by_text(query, self.filters, k=pool, npc_id=npc),
             nearest,
             lambda: self._relationships(query, subject),
+            lambda: lore.by_text(query, k=pool, npc_id=npc) if with_lore else _none(),
         )
         # What the viewer may not read is left out before ranking, so that neither the
         # scores nor the order of the rest tell where it stood.
         by_words = [m for m in by_words if self._readable(m.fact)]
         by_meaning = [m for m in by_meaning if self._readable(m.fact)]
+        lore_by_words = [m for m in lore_by_words if self._readable_lore(m.passage)]
+        lore_by_meaning = [m for m in lore_by_meaning if self._readable_lore(m.passage)]
         found = {m.fact.id: m.fact for m in (*by_words, *by_meaning)}
+        passages = {m.passage.id: m.passage for m in (*lore_by_words, *lore_by_meaning)}
         # Relationships nearest in meaning rank on their own, beside the facts: their short
         # sentences lie nearer most questions than facts do, and in one ranking would crowd
         # the facts out (tests/views/test_fact_search_recall.py measures both).
@@ -142,14 +164,19 @@ class FactSearch:
                 "meaning": [("fact", m.fact.id) for m in by_meaning],
                 _LINK_MEANING: [("relationship", r.id) for r, _ in links_by_meaning],
                 "graph": [("relationship", r.id) for r in relationships],
+                # Lore ranks on its own as well: its sections' scores are not the facts'.
+                _LORE_WORDS: [("lore", m.passage.id) for m in lore_by_words],
+                _LORE_MEANING: [("lore", m.passage.id) for m in lore_by_meaning],
             }
         )
         by_id = {r.id: r for r in relationships} | {r.id: r for r, _ in links_by_meaning}
         hits: list[FactHit] = []
         for (kind, item_id), score, rankings in fused[:wanted]:
-            found_by = tuple("meaning" if r == _LINK_MEANING else r for r in rankings)
+            found_by = tuple(_REPORTED_AS.get(r, r) for r in rankings)
             if kind == "fact":
                 hits.append(self._fact_hit(found[item_id], score, found_by))
+            elif kind == "lore":
+                hits.append(self._lore_hit(passages[item_id], score, found_by))
             else:
                 hits.append(self._relationship_hit(by_id[item_id], score, found_by))
         return hits
@@ -160,6 +187,20 @@ class FactSearch:
             fact.session_id in self.withheld
             or redactor.mentions_hidden(fact.text)
             or redactor.mentions_hidden(fact.story_label or "")
+        )
+
+    def _readable_lore(self, passage: LorePassage) -> bool:
+        """A passage, its headings, its document's title and id (an id cannot be redacted)
+        naming nothing hidden from the viewer."""
+        redactor = self.scope.redactor
+        return not any(
+            redactor.mentions_hidden(text)
+            for text in (
+                passage.text,
+                passage.heading,
+                passage.document_title,
+                passage.document_id,
+            )
         )
 
     async def _relationships_near(
@@ -272,3 +313,27 @@ class FactSearch:
             score=round(score, 6),
             matched_by=sorted(set(found_by)),
         )
+
+    def _lore_hit(self, passage: LorePassage, score: float, found_by: tuple[str, ...]) -> FactHit:
+        return FactHit(
+            kind="lore",
+            id=passage.id,
+            text=passage.text,
+            subject_id=None,
+            subject_name=None,
+            session_id=None,
+            story_day=None,
+            story_label=None,
+            occurred_at=None,
+            provenance=self.view.provenance(_LORE_PROVENANCE),
+            secret=passage.visibility.secret,
+            score=round(score, 6),
+            matched_by=sorted(set(found_by)),
+            document=passage.document_id,
+            document_title=passage.document_title,
+            heading=passage.heading,
+        )
+
+
+async def _none() -> list[LoreMatch]:
+    return []

@@ -23,6 +23,7 @@ from glyphoxa_mcp.recall.hot_context import (
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.sentences import seen_from
+from glyphoxa_mcp.storage.lore_queries import LorePassage
 from glyphoxa_mcp.storage.models import Entity, Entry, IdentitySnapshot, Neighbour
 from glyphoxa_mcp.storage.session_facts import SessionFact
 from glyphoxa_mcp.storage.vocabulary import EntityType
@@ -49,6 +50,9 @@ class HotContext(BaseModel):
     session_facts: Section = Field(
         description="What holds for this session only (session_facts.set), newest last."
     )
+    lore: Section = Field(
+        description="The lore sections the DM pinned to this NPC (`lore pin`), first pinned first."
+    )
     transcript: list[TranscriptLine]
     location: EntityRef | None
     present: list[EntityRef]
@@ -67,7 +71,8 @@ class HotContext(BaseModel):
 class NpcKnowledge:
     """What an NPC's hot context takes from the graph, as the NPC knows it: its snapshot and
     the identity section made from it, where it is and who is there, the active quests,
-    the scene's lines about place and quests, and the scope all of it was redacted in."""
+    the scene's lines about place and quests, the lore pinned to it, and the scope all of it
+    was redacted in."""
 
     snapshot: IdentitySnapshot
     identity: Section
@@ -76,6 +81,7 @@ class NpcKnowledge:
     quests: list[Entity]
     place_lines: list[Line]
     quest_lines: list[Line]
+    lore_lines: list[Line]
     scope: Scope
 
 
@@ -161,11 +167,12 @@ class HotLayer:
             ),
             None,
         )
-        around, found_quests = await concurrently(
+        around, found_quests, pinned = await concurrently(
             lambda: self._around(location, npc_id),
             lambda: self.memory.graph.find_by_attribute(
                 EntityType.QUEST, "status", ACTIVE_QUEST_STATES, npc_id=npc_id, limit=50
             ),
+            lambda: self.memory.lore.pinned_for(npc_id),
         )
         quests = scope.shown_all(found_quests)
         redactor = scope.redactor
@@ -193,6 +200,7 @@ class HotLayer:
             quests=quests,
             place_lines=[Line(_text(description), 3.0)] if description else [],
             quest_lines=quest_lines,
+            lore_lines=_lore_lines(pinned, redactor),
             scope=scope,
         )
 
@@ -233,6 +241,8 @@ class HotLayer:
         shown = [f.text for f in facts if not known.scope.redactor.mentions_hidden(f.text)]
         fact_lines, dropped_facts = fit_newest(shown, self.budgets.session_facts_tokens)
         session_facts = section("", fact_lines, self.budgets.session_facts_tokens, dropped_facts)
+        lore_kept, lore_dropped = fit_by_relevance("", known.lore_lines, self.budgets.lore_tokens)
+        lore = section("", lore_kept, self.budgets.lore_tokens, lore_dropped)
         return HotContext(
             npc=_ref(npc),
             session_id=session_id,
@@ -241,12 +251,13 @@ class HotLayer:
             scene=scene,
             recent_transcript=transcript,
             session_facts=session_facts,
+            lore=lore,
             transcript=lines[len(lines) - len(transcript_lines) :],
             location=_ref(location) if location else None,
             present=present,
             active_quests=[_ref(quest) for quest in known.quests],
             budgets=self.budgets,
-            prompt=render_prompt(npc.name, identity, transcript, scene, session_facts),
+            prompt=render_prompt(npc.name, identity, transcript, scene, session_facts, lore),
         )
 
     def _identity(self, snapshot: IdentitySnapshot, redactor: Redactor) -> Section:
@@ -323,6 +334,21 @@ def _heard(entries: list[Entry], scope: Scope) -> tuple[list[TranscriptLine], li
             TranscriptLine(speaker=entry.speaker_name, text=entry.text, spoken_at=entry.spoken_at)
         )
     return lines, speakers
+
+
+def _lore_lines(pinned: list[LorePassage], redactor: Redactor) -> list[Line]:
+    """The pinned pieces as lines of the prompt, each under its document and headings, in
+    the order pinned. A piece under a title or heading naming something hidden from the NPC
+    is left out; of the rest, the sentences naming something hidden."""
+    lines = []
+    for passage in pinned:
+        place = " > ".join(p for p in (passage.document_title, passage.heading) if p)
+        if redactor.mentions_hidden(place) or redactor.mentions_hidden(passage.document_id):
+            continue
+        text = redactor.redact(passage.text)
+        if text.strip():
+            lines.append(Line(f"[{place}] {text}", 1.0))
+    return lines
 
 
 def _an_npc(entity: Entity) -> Entity:

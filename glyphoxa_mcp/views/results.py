@@ -114,9 +114,11 @@ class SearchSessionsResult(BaseModel):
 
 
 class FactHit(BaseModel):
-    kind: Literal["fact", "relationship"]
+    kind: Literal["fact", "relationship", "lore"]
     id: int
-    text: str = Field(description="The fact, or the relationship written as a sentence.")
+    text: str = Field(
+        description="The fact, the relationship written as a sentence, or the lore passage."
+    )
     subject_id: str | None
     subject_name: str | None
     session_id: str | None
@@ -127,6 +129,15 @@ class FactHit(BaseModel):
     secret: bool
     score: float
     matched_by: list[str]
+    document: str | None = Field(
+        default=None, description="Lore: the id of the DM's document the passage is from."
+    )
+    document_title: str | None = Field(default=None, description="Lore: that document's title.")
+    heading: str | None = Field(
+        default=None,
+        description="Lore: the passage's headings in its document, 'Part > Chapter' (empty "
+        "before the first heading).",
+    )
 
 
 class SearchFactsResult(BaseModel):

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+from pathlib import PurePath
+
 import pytest
 
+from glyphoxa_mcp.lore.documents import parse_document
+from glyphoxa_mcp.pipeline.lore import add_lore
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewRelationship
+from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Visibility
 from glyphoxa_mcp.storage.vocabulary import EntityType
-from tests.server.conftest import Connect, call, call_error
+from tests.server.conftest import Connect, call, call_error, opener
 
 TOOL = "memory.search_facts"
 
@@ -41,6 +46,24 @@ async def test_relationships_come_as_sentences(connect_semantic: Connect) -> Non
         result = await call(client, TOOL, query="Is Grimjaw a member of a guild?", top_k=10)
     sentences = [h["text"] for h in result["results"] if h["kind"] == "relationship"]
     assert "Grimjaw is a member of Smiths Guild." in sentences
+
+
+async def test_lore_passages_come_through_as_the_output_schema_says(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder, protocol: str
+) -> None:
+    # The client checks every result against the tool's outputSchema.
+    tides = parse_document("# Tides\nThe causeway floods twice a day.\n", "t.md", PurePath("t.md"))
+    db, campaign = semantic_memory.db, semantic_memory.campaign_id
+    await add_lore(db, campaign, [tides], Visibility(), offline_embedder)
+    async with opener(semantic_memory, protocol, offline_embedder)() as client:
+        result = await call(client, TOOL, query="when does the causeway flood?", top_k=3)
+    hit = result["results"][0]
+    assert (hit["kind"], hit["document"], hit["heading"], hit["subject_id"]) == (
+        "lore",
+        "t",
+        "Tides",
+        None,
+    )
 
 
 async def test_a_hubs_best_relationships_are_found_among_many(

@@ -1,4 +1,5 @@
-"""memory.search_facts: sourced facts, events and relationships, with when they happened."""
+"""memory.search_facts: sourced facts, events and relationships, with when they happened, and
+the passages of the DM's lore documents."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ from glyphoxa_mcp.views.results import SearchFactsResult
 
 DESCRIPTION = (
     "Search what is known to be true in the campaign: facts, events and relationships, each "
-    "with its source, confidence and when it happened. Filter by entity, session, or time "
-    "(after/before take an ISO date for real time, or 'day N' for the story's calendar). "
-    "Results marked unconfirmed are rumours."
+    "with its source, confidence and when it happened, and passages of the campaign's lore "
+    "(kind 'lore', with their document and heading). Filter by entity, session, or time "
+    "(after/before take an ISO date for real time, or 'day N' for the story's calendar); "
+    "lore comes only with unfiltered searches. Results marked unconfirmed are rumours."
 )
 
 
