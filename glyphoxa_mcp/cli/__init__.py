@@ -23,6 +23,7 @@ from glyphoxa_mcp.cli import (
     eval_command,
     import_command,
     knowledge_commands,
+    lore_commands,
     record_command,
     schemas_command,
     serve_command,
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     entity_commands.register(commands)
     knowledge_commands.register(commands)
     import_command.register(commands)
+    lore_commands.register(commands)
     session_commands.register(commands)
     transcript_commands.register(commands)
     record_command.register(commands)
