@@ -65,25 +65,29 @@ class DatabaseSettings(BaseModel):
 S = TypeVar("S", bound=BaseModel)
 
 
-def settings_from(model: type[S], values: Mapping[str, object]) -> S:
+def settings_from(
+    model: type[S], values: Mapping[str, object], env: Mapping[str, str] | None = None
+) -> S:
     """Validate settings (unset values take the model's defaults), naming the flag and
-    environment variable of any bad value."""
+    environment variable of any bad value (`env`: a field's variable when it is not
+    GLYPHOXA_<FIELD>)."""
     given = {key: value for key, value in values.items() if value is not None}
     try:
         return model(**given)
     except ValidationError as exc:
-        raise ConfigurationError(describe_settings_error(exc)) from exc
+        raise ConfigurationError(describe_settings_error(exc, env)) from exc
 
 
-def flag_and_env(field: str) -> str:
-    return f"--{field.replace('_', '-')} / GLYPHOXA_{field.upper()}"
+def flag_and_env(field: str, env: Mapping[str, str] | None = None) -> str:
+    variable = (env or {}).get(field, f"GLYPHOXA_{field.upper()}")
+    return f"--{field.replace('_', '-')} / {variable}"
 
 
-def describe_settings_error(exc: ValidationError) -> str:
+def describe_settings_error(exc: ValidationError, env: Mapping[str, str] | None = None) -> str:
     problems = []
     for error in exc.errors():
         field = ".".join(str(part) for part in error["loc"])
-        problems.append(f"{flag_and_env(field)}: {error['msg']} (got {error.get('input')!r})")
+        problems.append(f"{flag_and_env(field, env)}: {error['msg']} (got {error.get('input')!r})")
     return "Invalid setting: " + "; ".join(problems)
 
 
