@@ -32,6 +32,7 @@ from glyphoxa_mcp.cli import (
     transcript_commands,
     upgrade_command,
     vocabulary_command,
+    web_command,
 )
 from glyphoxa_mcp.cli.signals import Terminated, terminate_like_interrupt
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError, NotFoundError
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     correct_command.register(commands)
     eval_command.register(commands)
     bench_command.register(commands)
+    web_command.register(commands)
     return parser
 
 

@@ -1,0 +1,122 @@
+"""`web`: the DM's desk in a browser."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from glyphoxa_mcp.app import open_app
+from glyphoxa_mcp.cli.http_options import (
+    add_http_options,
+    allowed_hosts,
+    allowed_origins,
+    check_auth,
+)
+from glyphoxa_mcp.cli.options import (
+    add_database_options,
+    add_embedder_options,
+    app_settings,
+    env_option,
+)
+from glyphoxa_mcp.config import settings_from
+from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+
+DEFAULT_PORT = 8766
+# Not serve's GLYPHOXA_HOST and GLYPHOXA_PORT: both may run on one machine.
+HOST_ENV, PORT_ENV = "GLYPHOXA_WEB_HOST", "GLYPHOXA_WEB_PORT"
+
+
+class WebSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    campaign: str | None = Field(default=None, pattern=KEY_PATTERN)
+    host: str = "127.0.0.1"
+    port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
+    auth: Literal["token", "none"] = "token"
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    web = commands.add_parser(
+        "web",
+        help="the DM's desk in a browser: review, entities, sessions, as an NPC sees it",
+        description="Serve the DM's desk: the review queue (confirm, reject, edit, in bulk "
+        "too), entities with their facts and who knows them, sessions with their summaries "
+        "and transcripts, the campaign as one NPC sees it, and search across everything. "
+        "Sign in with a DM token (`glyphoxa-mcp token create --campaign C --dm`), or, on a "
+        "loopback address only, use --auth none.",
+    )
+    env_option(
+        web,
+        "--campaign",
+        env="GLYPHOXA_CAMPAIGN",
+        help="serve only this campaign (unset: every campaign; a DM token opens its own)",
+    )
+    http = web.add_argument_group("HTTP")
+    add_http_options(
+        http,
+        host_env=HOST_ENV,
+        port_env=PORT_ENV,
+        default_port=DEFAULT_PORT,
+        auth_help="token: sign in with a DM token; none: no sign-in, allowed only when --host "
+        "is loopback",
+    )
+    add_database_options(web)
+    # Retcons and new relationships are embedded as they are written; search embeds queries.
+    add_embedder_options(web)
+    web.set_defaults(run=run_web)
+
+
+def web_settings(args: argparse.Namespace) -> WebSettings:
+    settings = settings_from(
+        WebSettings,
+        {
+            "campaign": args.campaign or None,
+            "host": args.host,
+            "port": args.port,
+            "auth": args.auth,
+            "allowed_hosts": allowed_hosts(args),
+            "allowed_origins": allowed_origins(args),
+        },
+        env={"host": HOST_ENV, "port": PORT_ENV},
+    )
+    check_auth(settings.auth, settings.host, "every campaign's secrets")
+    return settings
+
+
+async def run_web(args: argparse.Namespace) -> int:
+    settings = web_settings(args)
+    # The web server and its templates load only for this command.
+    from glyphoxa_mcp.server.hosting import listening_socket, serve_http
+    from glyphoxa_mcp.server.http_guard import HostRules
+    from glyphoxa_mcp.server.token_gate import TokenGate
+    from glyphoxa_mcp.storage.access_tokens import AccessTokens
+    from glyphoxa_mcp.web.app import build_desk
+
+    # Before the database and the embedder start: a port in use is known in a moment.
+    with listening_socket(settings.host, settings.port) as sock:
+        async with open_app(app_settings(args)) as app:
+            if settings.campaign is not None:
+                await app.memory(settings.campaign).campaign()
+            desk = build_desk(
+                app,
+                TokenGate(AccessTokens(app.db) if settings.auth == "token" else None),
+                HostRules(settings.allowed_hosts, settings.allowed_origins),
+                only_campaign=settings.campaign,
+            )
+            host = f"[{settings.host}]" if ":" in settings.host else settings.host
+            auth = (
+                "sign in with a DM token (glyphoxa-mcp token create --dm)"
+                if settings.auth == "token"
+                else "no sign-in (loopback only)"
+            )
+            print(
+                f"glyphoxa-mcp: the DM's desk at http://{host}:{settings.port}/ ; {auth}",
+                file=sys.stderr,
+            )
+            await serve_http(desk, sock, args.log_level)
+    return 0

@@ -1,0 +1,1 @@
+"""The desk's pages, one module per page or family of pages."""

@@ -1,0 +1,119 @@
+"""Entities: the list (a page at a time, searchable), and one entity with its attributes,
+relationships and facts, where each came from, and who may know it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from glyphoxa_mcp.campaign.resolver import EntityResolver
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.rumours import RumourRule
+from glyphoxa_mcp.recall.sentences import seen_from
+from glyphoxa_mcp.storage.entity_pages import EntityPages
+from glyphoxa_mcp.storage.models import MAX_NAME_CHARS, Visibility
+from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN, EntityType
+from glyphoxa_mcp.web.desk import acting, campaign_memory, render
+from glyphoxa_mcp.web.forms import Form, query_of
+from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_link
+from glyphoxa_mcp.web.source_lines import source_line
+
+MAX_KNOWERS = 200
+
+
+class EntityList(Form):
+    q: Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)] | None = None
+    type: EntityType | None = None
+    page: int = Field(default=1, ge=1, le=MAX_PAGE)
+
+
+class VisibilityEdit(Form):
+    kind: Literal["entity", "relationship", "fact"]
+    item: Annotated[str, StringConstraints(pattern=KEY_PATTERN)]
+    secret: bool = False
+    known_by: Annotated[str, StringConstraints(max_length=10_000)] = ""
+
+
+async def entity_list(request: Request) -> Response:
+    memory = await campaign_memory(request)
+    wanted = query_of(request, EntityList)
+    paging = Paging(wanted.page, 0)
+    found = await EntityPages(memory.db, memory.campaign_id).page(
+        offset=paging.offset, limit=paging.size, holding=wanted.q, type=wanted.type
+    )
+    paging = Paging(wanted.page, found.total)
+    params = {"q": wanted.q, "type": wanted.type.value if wanted.type else None}
+    return render(
+        request,
+        "entities.html",
+        {
+            "entities": found.entities,
+            "paging": paging,
+            "page_url": lambda n: page_link(request.url.path, params, n),
+            "q": wanted.q or "",
+            "type": wanted.type.value if wanted.type else "",
+            "entity_types": [t.value for t in EntityType],
+        },
+    )
+
+
+async def entity_page(request: Request) -> Response:
+    memory = await campaign_memory(request)
+    entity = await memory.graph.get_entity(str(request.path_params["entity_id"]))
+    snapshot = await memory.queries.identity_snapshot(entity.id)
+    rumours = RumourRule(threshold=(await memory.campaign()).review_threshold)
+    names = {e.id: e.name for e in await memory.known_entities()}
+    lines = {fact.id: await source_line(memory, fact) for fact in snapshot.facts}
+    return render(
+        request,
+        "entity.html",
+        {
+            "entity": entity,
+            "relationships": [
+                (related, seen_from(entity.name, related)) for related in snapshot.relationships
+            ],
+            "facts": snapshot.facts,
+            "lines": lines,
+            "names": names,
+            "is_rumour": rumours.is_rumour,
+        },
+    )
+
+
+def _item_id(kind: str, item: str) -> str | int:
+    if kind == "entity":
+        return item
+    if not item.isdigit():
+        raise InvalidInputError(f"item: a {kind}'s id is a number, not {item!r}.", field="item")
+    return int(item)
+
+
+async def set_visibility(request: Request) -> Response:
+    memory = await campaign_memory(request)
+    async with acting(request, f"/c/{memory.campaign_id}/entities") as act:
+        form = await act.form(VisibilityEdit)
+        named = [n.strip() for n in form.known_by.split(",") if n.strip()]
+        if len(named) > MAX_KNOWERS:
+            raise InvalidInputError(
+                f"known_by: at most {MAX_KNOWERS} NPCs; leave it empty for the DM alone.",
+                field="known_by",
+            )
+        entities = EntityResolver(await memory.known_entities())
+        knowers = tuple(dict.fromkeys(entities.resolve(n, "known_by").id for n in named))
+        visibility = Visibility(secret=form.secret, known_by=knowers)
+        await memory.curation.set_visibility(form.kind, _item_id(form.kind, form.item), visibility)
+        who = ", ".join(knowers) if knowers else ("the DM only" if form.secret else "everyone")
+        label = form.item if form.kind == "entity" else f"{form.kind} {form.item}"
+        act.done(f"{label} is now {'secret, ' if form.secret else ''}known by {who}.")
+    return act.response
+
+
+ROUTES = [
+    Route("/c/{campaign}/entities", entity_list, methods=["GET"]),
+    Route("/c/{campaign}/entities/{entity_id}", entity_page, methods=["GET"]),
+    Route("/c/{campaign}/visibility", set_visibility, methods=["POST"]),
+]

@@ -1,0 +1,174 @@
+"""Sessions: the list, and one session with its summary (the DM may rewrite it) and its
+transcript, the names correction put back marked, and lines (or the whole session) kept to
+the DM."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
+from glyphoxa_mcp.pipeline.dm_summary import MAX_SUMMARY_CHARS, write_dm_summary
+from glyphoxa_mcp.storage.deletion import clear_summary_flag, summaries_to_review
+from glyphoxa_mcp.web.desk import acting, campaign_memory, render
+from glyphoxa_mcp.web.forms import Form, query_of
+from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_holding, page_link
+from glyphoxa_mcp.web.transcript import segments
+
+LINES_PER_PAGE = 100
+MAX_MARKED = 500
+
+
+class SessionList(Form):
+    page: int = Field(default=1, ge=1, le=MAX_PAGE)
+
+
+class Transcript(Form):
+    q: Annotated[str, StringConstraints(max_length=200)] | None = None
+    page: int = Field(default=1, ge=1, le=MAX_PAGE)
+    line: int | None = Field(default=None, ge=1, description="Show the page holding this line.")
+
+
+class SummaryEdit(Form):
+    summary: Annotated[str, StringConstraints(min_length=1, max_length=MAX_SUMMARY_CHARS)]
+
+
+class LinesMark(Form):
+    lines: list[int] = Field(min_length=1, max_length=MAX_MARKED)
+    dm_only: Literal["yes", "no"]
+
+
+class Reviewed(Form):
+    pass
+
+
+class SessionMark(Form):
+    dm_only: Literal["yes", "no"]
+
+
+def session_url(campaign: str, session_id: str) -> str:
+    return f"/c/{campaign}/sessions/{session_id}"
+
+
+async def session_list(request: Request) -> Response:
+    memory = await campaign_memory(request)
+    wanted = query_of(request, SessionList)
+    sessions = await memory.sessions.list()
+    paging = Paging(wanted.page, len(sessions))
+    return render(
+        request,
+        "sessions.html",
+        {
+            "to_review": set(await summaries_to_review(memory.db, memory.campaign_id)),
+            "sessions": paging.of(sessions),
+            "paging": paging,
+            "page_url": lambda n: page_link(request.url.path, {}, n),
+        },
+    )
+
+
+async def session_page(request: Request) -> Response:
+    memory = await campaign_memory(request)
+    session = await memory.sessions.get(str(request.path_params["session_id"]))
+    wanted = query_of(request, Transcript)
+    lines = await memory.log.entries(session.id)
+    if wanted.q:
+        holding = wanted.q.casefold()
+        lines = [e for e in lines if holding in f"{e.speaker_name}: {e.text}".casefold()]
+    page = wanted.page
+    if wanted.line is not None:
+        index = next((i for i, e in enumerate(lines) if e.id == wanted.line), None)
+        page = page_holding(index, LINES_PER_PAGE) if index is not None else page
+    paging = Paging(page, len(lines), LINES_PER_PAGE)
+    shown = paging.of(lines)
+    return render(
+        request,
+        "session.html",
+        {
+            "session": session,
+            "summary_to_review": session.id
+            in await summaries_to_review(memory.db, memory.campaign_id),
+            "lines": [(e, segments(e.raw_text, e.text, e.corrections)) for e in shown],
+            "paging": paging,
+            "page_url": lambda n: page_link(request.url.path, {"q": wanted.q}, n),
+            "q": wanted.q or "",
+            "wanted_line": wanted.line,
+        },
+    )
+
+
+async def edit_summary(request: Request) -> Response:
+    memory = await campaign_memory(request)
+    session_id = str(request.path_params["session_id"])
+    async with acting(request, session_url(memory.campaign_id, session_id)) as act:
+        form = await act.form(SummaryEdit)
+        await write_dm_summary(memory.db, memory.campaign_id, session_id, form.summary)
+        await clear_summary_flag(memory.db, memory.campaign_id, session_id)
+        act.done(
+            f"The summary of {session_id!r} is now yours: marking lines DM-only later keeps it."
+        )
+    return act.response
+
+
+async def summary_reviewed(request: Request) -> Response:
+    memory = await campaign_memory(request)
+    session_id = str(request.path_params["session_id"])
+    async with acting(request, session_url(memory.campaign_id, session_id)) as act:
+        await act.form(Reviewed)
+        await clear_summary_flag(memory.db, memory.campaign_id, session_id)
+        act.done(f"The summary of {session_id!r} is reviewed.")
+    return act.response
+
+
+async def mark_transcript_lines(request: Request) -> Response:
+    memory = await campaign_memory(request)
+    session_id = str(request.path_params["session_id"])
+    async with acting(request, session_url(memory.campaign_id, session_id)) as act:
+        form = await act.form(LinesMark)
+        dm_only = form.dm_only == "yes"
+        marked = await mark_lines(memory.db, memory.campaign_id, form.lines, dm_only)
+        what = "kept to the DM" if dm_only else "shown to NPCs again"
+        text = f"{len(marked.lines)} lines {what}."
+        if marked.summaries_rewritten:
+            text += " The summary was written again without the DM-only lines."
+        if marked.waiting_for_llm:
+            text += " Run `glyphoxa-mcp session end --retry-llm` to have the LLM write it again."
+        act.done(text)
+    return act.response
+
+
+async def mark_whole_session(request: Request) -> Response:
+    memory = await campaign_memory(request)
+    session_id = str(request.path_params["session_id"])
+    async with acting(request, session_url(memory.campaign_id, session_id)) as act:
+        form = await act.form(SessionMark)
+        dm_only = form.dm_only == "yes"
+        marked = await mark_session(memory.db, memory.campaign_id, session_id, dm_only)
+        if marked.hidden is not None:
+            act.done(
+                f"Session {session_id!r} is DM-only; its episode and what it taught "
+                f"({marked.hidden.facts} facts, {marked.hidden.relationships} relationships) "
+                "are now known to the DM only."
+            )
+        else:
+            act.done(
+                f"Session {session_id!r} is readable by NPCs again; facts and relationships "
+                "learned in it stay secret until you reveal each."
+            )
+    return act.response
+
+
+ROUTES = [
+    Route("/c/{campaign}/sessions", session_list, methods=["GET"]),
+    Route("/c/{campaign}/sessions/{session_id}", session_page, methods=["GET"]),
+    Route("/c/{campaign}/sessions/{session_id}/summary", edit_summary, methods=["POST"]),
+    Route(
+        "/c/{campaign}/sessions/{session_id}/summary-reviewed", summary_reviewed, methods=["POST"]
+    ),
+    Route("/c/{campaign}/sessions/{session_id}/lines", mark_transcript_lines, methods=["POST"]),
+    Route("/c/{campaign}/sessions/{session_id}/dm-only", mark_whole_session, methods=["POST"]),
+]

@@ -1,0 +1,45 @@
+"""The desk's HTML: Jinja2 templates (escaped by default) and the filters they use."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import jinja2
+from starlette.templating import Jinja2Templates
+
+from glyphoxa_mcp.storage.models import Visibility
+
+TEMPLATES = Path(__file__).parent / "templates"
+STATIC = Path(__file__).parent / "static"
+
+
+def when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M") if moment else ""
+
+
+def percent(confidence: float | None) -> str:
+    return "" if confidence is None else f"{confidence:.0%}"
+
+
+def who_knows(visibility: Visibility, names: dict[str, str] | None = None) -> str:
+    """'everyone', 'the DM only', or the NPCs who know it."""
+    if visibility.known_by:
+        named = names or {}
+        return ", ".join(named.get(npc, npc) for npc in visibility.known_by)
+    return "the DM only" if visibility.secret else "everyone"
+
+
+def make_templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        # A name a template uses but no page passes is a fault to see in tests, not a blank.
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = when
+    env.filters["percent"] = percent
+    env.filters["who_knows"] = who_knows
+    return Jinja2Templates(env=env)

@@ -1,0 +1,64 @@
+"""The campaign as one NPC sees it, and search across everything, in the desk."""
+
+from __future__ import annotations
+
+import html
+
+from tests.web.conftest import DeskClient
+
+
+async def test_an_npcs_view_shows_its_hot_context_and_each_tools_answer(
+    reading_desk: DeskClient,
+) -> None:
+    page = await reading_desk.get(
+        "/c/demo/as-npc", params={"npc": "Ysolde", "query": "Salt Knives"}
+    )
+
+    text = html.unescape(page.text)
+    assert page.status_code == 200
+    assert "Hot context of <code>ysolde</code>" in text
+    assert "## Who you are: Captain Ysolde" in text
+    for tool in ("memory.query_entities", "memory.search_sessions", "memory.search_facts"):
+        assert f"<code>{tool}(" in text
+    assert "memory.get_session_summary()" in text
+    # The Salt Knives are a secret Ysolde does not know: no tool names them to her.
+    assert "salt-knives" not in text
+
+
+async def test_the_dm_sees_the_secret_an_npc_who_knows_it_sees_too(
+    reading_desk: DeskClient,
+) -> None:
+    page = await reading_desk.get(
+        "/c/demo/as-npc", params={"npc": "berrit", "query": "Salt Knives"}
+    )
+
+    assert '"id": "salt-knives"' in html.unescape(page.text)
+
+
+async def test_a_fast_tier_npc_is_refused_the_tools_its_tier_does_not_list(
+    reading_desk: DeskClient,
+) -> None:
+    page = await reading_desk.get(
+        "/c/demo/as-npc", params={"npc": "ysolde", "tier": "FAST", "query": "caravan"}
+    )
+
+    text = html.unescape(page.text)
+    assert "memory.search_sessions is not available in the FAST tier" in text
+    assert text.count('<span class="tag">error</span>') == 3  # all but query_entities
+
+
+async def test_an_unknown_npc_is_named_with_near_misses(reading_desk: DeskClient) -> None:
+    page = await reading_desk.get("/c/demo/as-npc", params={"npc": "Ysold"})
+
+    assert "npc: no entity named &#39;Ysold&#39;. Did you mean" in page.text
+    assert "Hot context of" not in page.text
+
+
+async def test_search_finds_entities_facts_lines_and_sessions(reading_desk: DeskClient) -> None:
+    page = await reading_desk.get("/c/demo/search", params={"q": "Brannoch"})
+
+    text = html.unescape(page.text)
+    assert 'href="/c/demo/entities/brannoch">Brannoch</a>' in text
+    assert "Brannoch owes the Town Watch two months of tax." in text
+    assert "Brannoch sent us." in text  # a transcript line
+    assert 'href="/c/demo/sessions/session-1">session-1</a>' in text  # its summary names him
