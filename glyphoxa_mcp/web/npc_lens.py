@@ -1,6 +1,7 @@
 """The campaign as one NPC sees it: its hot context and what each memory tool answers it, asked
 of the same MCP server its endpoint runs (its view, the tier's tools and limits), through an
-in-memory client, so the page shows exactly what the NPC's model would read."""
+in-memory client, so the page shows what the NPC's model would read. Only the deadline is
+not the tier's: the DM looks at what the NPC knows, which a busy desk's timeout would hide."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from glyphoxa_mcp.server.resources import hot_uri
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.server.tool_names import ToolName
+
+LOOKING_DEADLINE_MS = 30_000
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ async def look_as(app: App, campaign: str, npc_id: str, tier: Tier, query: str |
     # The scope is built once per NPC (seconds at 10,000 entities), before the calls that
     # would otherwise spend their tier's deadline on it.
     await view.scope()
-    server = build_server(ServerState(view, tier_policy(tier)))
+    server = build_server(ServerState(view, tier_policy(tier, LOOKING_DEADLINE_MS)))
     async with Client(server) as client:
         try:
             hot = await client.read_resource(hot_uri(npc_id))
