@@ -30,6 +30,10 @@ class Form(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
 
 
+class NoFields(Form):
+    """A form that is only a button (and its form token)."""
+
+
 class FormInvalid(InvalidInputError):
     """What the page sent breaks a rule; each problem names its field."""
 

@@ -15,11 +15,7 @@ from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.forget import forget_line
 from glyphoxa_mcp.storage.deletion import delete_campaign, delete_session
 from glyphoxa_mcp.web.desk import acting, campaign_memory, desk_of, replace_session
-from glyphoxa_mcp.web.forms import Form
-
-
-class NoFields(Form):
-    pass
+from glyphoxa_mcp.web.forms import Form, NoFields
 
 
 class Confirmed(Form):

@@ -15,7 +15,7 @@ from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
 from glyphoxa_mcp.pipeline.dm_summary import MAX_SUMMARY_CHARS, write_dm_summary
 from glyphoxa_mcp.storage.deletion import clear_summary_flag, summaries_to_review
 from glyphoxa_mcp.web.desk import acting, campaign_memory, render
-from glyphoxa_mcp.web.forms import Form, query_of
+from glyphoxa_mcp.web.forms import Form, NoFields, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_holding, page_link
 from glyphoxa_mcp.web.transcript import segments
 
@@ -40,10 +40,6 @@ class SummaryEdit(Form):
 class LinesMark(Form):
     lines: list[int] = Field(min_length=1, max_length=MAX_MARKED)
     dm_only: Literal["yes", "no"]
-
-
-class Reviewed(Form):
-    pass
 
 
 class SessionMark(Form):
@@ -118,7 +114,7 @@ async def summary_reviewed(request: Request) -> Response:
     memory = await campaign_memory(request)
     session_id = str(request.path_params["session_id"])
     async with acting(request, session_url(memory.campaign_id, session_id)) as act:
-        await act.form(Reviewed)
+        await act.form(NoFields)
         await clear_summary_flag(memory.db, memory.campaign_id, session_id)
         act.done(f"The summary of {session_id!r} is reviewed.")
     return act.response

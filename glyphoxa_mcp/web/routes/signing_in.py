@@ -20,7 +20,7 @@ from glyphoxa_mcp.web.desk import (
     render,
     replace_session,
 )
-from glyphoxa_mcp.web.forms import Form, local_path, query_of
+from glyphoxa_mcp.web.forms import Form, NoFields, local_path, query_of
 
 
 class SignIn(Form):
@@ -30,10 +30,6 @@ class SignIn(Form):
 
 class SignInPage(Form):
     next: Annotated[str, StringConstraints(max_length=2000)] | None = None
-
-
-class NoFields(Form):
-    pass
 
 
 def campaign_home(campaign: str) -> str:
