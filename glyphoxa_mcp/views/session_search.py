@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, TypeVar
 
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.event_lines import asks_when, tells_when
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
 from glyphoxa_mcp.recall.query_dates import named_period
+from glyphoxa_mcp.recall.speaker_prior import named_speakers, spoken_share
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.storage.models import (
     Chunk,
@@ -36,14 +38,10 @@ if TYPE_CHECKING:
 # How many candidates each ranking contributes to the fusion, per result wanted.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 20
-# In conversation the words of a question find its answer more reliably than the offline
-# embedding does, and the first few of each ranking matter most: measured on LoCoMo
-# (BENCHMARKS.md), meaning at half weight and k = 20 beat equal weights and k = 60 in every
-# conversation.
-FUSION_WEIGHTS = {"meaning": 0.5}
-FUSION_K = 20
 
 Key = tuple[str, int]  # ("chunk" | "entry", id)
+# Rankings that reorder what the others found rather than finding anything themselves.
+REORDERINGS = frozenset({"speaker", "event"})
 
 
 async def search_sessions(
@@ -149,6 +147,7 @@ class SessionSearch:
         self.filters = filters
         self.scope = scope
         self.graph_expansion = graph_expansion
+        self.tuning = view.search_tuning
         self.words_only = False
 
     async def run(self, query: str, wanted: int) -> list[SessionHit]:
@@ -187,16 +186,54 @@ class SessionSearch:
 
         rankings = {name: kept(ranking) for name, ranking in found.rankings.items()}
         if said_then is not None:
-            fused_then = reciprocal_rank_fusion(
-                {name: kept(ranking) for name, ranking in said_then.rankings.items()},
-                FUSION_WEIGHTS,
-                k=FUSION_K,
-            )
-            rankings["date"] = [key for key, _, _ in fused_then]
+            kept_then = {name: kept(ranking) for name, ranking in said_then.rankings.items()}
+            rankings["date"] = [key for key, _, _ in self._fuse(kept_then)]
         if graph:
             rankings["graph"] = kept([("chunk", c.id) for c in graph])
-        fused = reciprocal_rank_fusion(rankings, FUSION_WEIGHTS, k=FUSION_K)
+        fused = self._fuse(rankings)
+        before = len(rankings)
+        if self.tuning.speaker_weight > 0:
+            spoken = self._spoken_by_named(query, fused, found)
+            if spoken:
+                rankings["speaker"] = spoken
+        if self.tuning.event_weight > 0 and asks_when(query):
+            rankings["event"] = [
+                key for key, _, _ in fused if any(tells_when(t) for t in self._texts(key, found))
+            ]
+        if len(rankings) > before:
+            fused = self._fuse(rankings)
         return self._hits(fused, found.chunks, found.entries, titles, wanted)
+
+    def _fuse(self, rankings: dict[str, list[Key]]) -> list[tuple[Key, float, tuple[str, ...]]]:
+        weights = {
+            "meaning": self.tuning.meaning_weight,
+            "speaker": self.tuning.speaker_weight,
+            "event": self.tuning.event_weight,
+        }
+        return reciprocal_rank_fusion(rankings, weights, k=self.tuning.fusion_k)
+
+    @staticmethod
+    def _lines(key: Key, found: Candidates) -> list[Entry]:
+        kind, item_id = key
+        ids = found.chunks[item_id].entry_ids if kind == "chunk" else (item_id,)
+        return [found.entries[i] for i in ids if i in found.entries]
+
+    def _texts(self, key: Key, found: Candidates) -> list[str]:
+        lines = self._lines(key, found)
+        return [e.text for e in lines] if lines else [found.chunks[key[1]].content]
+
+    def _spoken_by_named(
+        self, query: str, fused: list[tuple[Key, float, tuple[str, ...]]], found: Candidates
+    ) -> list[Key]:
+        """The fused candidates mostly spoken by a speaker the query names, in fused order."""
+        named = named_speakers(query, {e.speaker_name for e in found.entries.values()})
+        if not named:
+            return []
+
+        def speakers(key: Key) -> list[str]:
+            return [entry.speaker_name for entry in self._lines(key, found)]
+
+        return [key for key, _, _ in fused if spoken_share(speakers(key), named) > 0.5]
 
     def _readable(self, chunks: dict[int, Chunk], entries: dict[int, Entry]) -> set[Key]:
         """The candidates this viewer may read whole."""
@@ -313,7 +350,7 @@ class SessionSearch:
                     ended_at=ended,
                     score=round(score, 6),
                     entry_ids=entry_ids,
-                    matched_by=sorted(set(found_by)),
+                    matched_by=sorted(set(found_by) - REORDERINGS),
                 )
             )
         return hits

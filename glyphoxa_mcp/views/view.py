@@ -22,6 +22,7 @@ from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.providers.openai_errors import ProviderError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recall.rumours import RumourRule
+from glyphoxa_mcp.recall.search_tuning import SHIPPED_TUNING, SessionSearchTuning
 from glyphoxa_mcp.recall.speech_terms import speech_terms
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NO_FILTERS, Provenance, SearchFilters
@@ -54,12 +55,14 @@ class View:
         npc_id: str | None = None,
         embedder: Embedder | None = None,
         rumours: RumourRule | None = None,
+        search_tuning: SessionSearchTuning = SHIPPED_TUNING,
     ) -> None:
         self.memory = memory
         self.npc_id = npc_id
         self.embedder = embedder
         self.rumours = rumours or RumourRule()
         self._last_hot: LastGood[HotContext] = LastGood()
+        self.search_tuning = search_tuning
 
     @classmethod
     async def open(
@@ -76,7 +79,7 @@ class View:
 
     def of_npc(self, npc_id: str) -> View:
         """The same campaign as `npc_id` sees it."""
-        return View(self.memory, npc_id, self.embedder, self.rumours)
+        return View(self.memory, npc_id, self.embedder, self.rumours, self.search_tuning)
 
     async def scope(self) -> Scope:
         """This viewer's scope; read it once per call and pass it along."""
