@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
 from glyphoxa_mcp.cli.dm_support import emit
@@ -17,6 +18,9 @@ from glyphoxa_mcp.cli.options import (
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.evaluation.locomo import parse_locomo
 from glyphoxa_mcp.evaluation.recall import KS
+
+if TYPE_CHECKING:
+    from glyphoxa_mcp.evaluation.locomo_run import LocomoReport
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,6 +37,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     locomo.add_argument("file", type=Path, help="a LoCoMo JSON file (a list of conversations)")
     locomo.add_argument("--json", action="store_true", help="print JSON, with every question")
+    locomo.add_argument(
+        "--tune",
+        action="store_true",
+        help="also run each tuned number of the search one step down and up, and show for "
+        "each conversation held out which setting the others would choose and how it does "
+        "there (leave-one-conversation-out); several times slower",
+    )
     # Not GLYPHOXA_DSN: an evaluation must never write into the memory the user plays with.
     env_option(
         locomo,
@@ -55,6 +66,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 async def run_locomo(args: argparse.Namespace) -> int:
     # Imports the MCP SDK and the pipeline; see run_serve.
     from glyphoxa_mcp.evaluation.locomo_run import evaluate, scratch_app
+    from glyphoxa_mcp.recall.search_tuning import SHIPPED_TUNING, one_step_away
 
     conversations = parse_locomo(read_text(args.file), str(args.file))
     # Validates --dsn, --embedding-dim and the embedder before any server starts.
@@ -66,6 +78,7 @@ async def run_locomo(args: argparse.Namespace) -> int:
             app.embedder,
             str(args.file),
             say=None if args.json else _progress,
+            settings=one_step_away(SHIPPED_TUNING) if args.tune else None,
         )
     if args.json:
         emit(args, report.model_dump(mode="json"), "")
@@ -85,7 +98,53 @@ async def run_locomo(args: argparse.Namespace) -> int:
         f"\nR@k: share of evidence turns among the first k transcript turns returned (%). "
         f"Loading took {report.load_seconds:.1f} s, the questions {report.search_seconds:.1f} s."
     )
+    _print_generalisation(report)
     return 0
+
+
+def _print_generalisation(report: LocomoReport) -> None:
+    names = list(dict.fromkeys(n for row in report.conversation_rows for n in row.by_category))
+    print("\nPer conversation (categories 1-4; by category at R@10):")
+    print_table(
+        ["conversation", "questions", *(f"R@{k}" for k in KS), *names],
+        [
+            [
+                row.conversation,
+                row.questions,
+                *(f"{row.recall[k]:.1f}" for k in KS),
+                *(f"{row.by_category[n]:.1f}" if n in row.by_category else "-" for n in names),
+            ]
+            for row in report.conversation_rows
+        ],
+    )
+    s = report.spread
+    print(
+        f"Spread of R@{s.k} across conversations: mean {s.mean:.1f}, lowest {s.lowest:.1f}, "
+        f"highest {s.highest:.1f}, standard deviation {s.stdev:.1f}."
+    )
+    if len(report.settings) > 1 and not report.folds:
+        print("Leave one conversation out needs at least two conversations in the file.")
+    if not report.folds:
+        return
+    print(
+        f"\nLeave one conversation out ({len(report.settings)} settings: the shipped one and "
+        "each tuned number one step away). The setting chosen on the other conversations, "
+        f"scored on the one held out, beside the shipped setting there (R@10, 1-4):"
+    )
+    print_table(
+        ["held out", "chosen on the others", "on the others", "held out", "shipped", "gain"],
+        [
+            [
+                fold.held_out,
+                fold.chosen,
+                f"{fold.chosen_on_others:.1f}",
+                f"{fold.held_out_chosen:.1f}",
+                f"{fold.held_out_shipped:.1f}",
+                f"{fold.gain:+.1f}",
+            ]
+            for fold in report.folds
+        ],
+    )
 
 
 def _progress(line: str) -> None:

@@ -13,18 +13,27 @@ import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 
 import anyio
 from mcp.client import Client
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.config import DatabaseSettings, Settings
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedded import start_embedded_server
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError
+from glyphoxa_mcp.evaluation.generalisation import (
+    ConversationRow,
+    Fold,
+    ScoredOutcome,
+    Spread,
+    leave_one_out,
+    per_conversation,
+    spread,
+)
 from glyphoxa_mcp.evaluation.locomo import Conversation, session_entries
 from glyphoxa_mcp.evaluation.recall import (
     KS,
@@ -38,6 +47,7 @@ from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.recall.search_tuning import SHIPPED_TUNING, SessionSearchTuning
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
@@ -52,16 +62,14 @@ from glyphoxa_mcp.views.view import View
 TOP_K = max(KS)
 # Recall should not depend on how busy the machine is: the tier's rules, not its deadline.
 DEADLINE_MS = 120_000
+SHIPPED = "shipped"
 
 Say = Callable[[str], None]
 
 
-class QuestionOutcome(BaseModel):
-    conversation: str
+class QuestionOutcome(ScoredOutcome):
     question: str
-    category: int
     evidence: list[str]
-    ranks: list[int | None]
 
 
 class LocomoReport(BaseModel):
@@ -77,7 +85,11 @@ class LocomoReport(BaseModel):
     load_seconds: float
     search_seconds: float
     rows: list[RecallRow]
-    outcomes: list[QuestionOutcome]
+    conversation_rows: list[ConversationRow]
+    spread: Spread
+    settings: dict[str, SessionSearchTuning]
+    folds: list[Fold]
+    outcomes: list[QuestionOutcome] = Field(description="The shipped setting's, one a question.")
 
 
 @contextlib.asynccontextmanager
@@ -145,9 +157,13 @@ async def evaluate(
     embedder: Embedder,
     dataset: str,
     say: Say | None = None,
+    settings: Mapping[str, SessionSearchTuning] | None = None,
 ) -> LocomoReport:
-    outcomes: list[QuestionOutcome] = []
-    scored_all: list[ScoredQuestion] = []
+    """Recall of every question under each setting (the shipped one if none are given,
+    and always beside them), with a leave-one-conversation-out fold per conversation when
+    several are compared."""
+    settings = {SHIPPED: SHIPPED_TUNING, **(settings or {})}
+    by_setting: dict[str, list[QuestionOutcome]] = {name: [] for name in settings}
     turns = passages = unscored = 0
     load_seconds = search_seconds = 0.0
     policy = tier_policy(Tier.STANDARD, DEADLINE_MS)
@@ -159,30 +175,32 @@ async def evaluate(
         if say is not None:
             say(f"{conversation.sample_id}: {len(turn_of)} turns in {cut} passages; asking")
         known = conversation.turn_ids
-        state = ServerState(View(memory, None, embedder), policy)
-        started = time.perf_counter()
-        async with Client(build_server(state)) as client:
-            for question in conversation.questions:
-                evidence = [turn for turn in question.evidence if turn in known]
-                if not evidence:
-                    unscored += 1
-                    continue
-                found = await ask(client, question.question)
-                returned = turns_in_order(
-                    [turn_of[entry_id] for entry_id in hit.entry_ids] for hit in found.results
-                )
-                scored = score_question(question.category, evidence, returned)
-                scored_all.append(scored)
-                outcomes.append(
-                    QuestionOutcome(
-                        conversation=conversation.sample_id,
-                        question=question.question,
-                        category=question.category,
-                        evidence=evidence,
-                        ranks=list(scored.ranks),
+        answerable = [q for q in conversation.questions if set(q.evidence) & known]
+        unscored += len(conversation.questions) - len(answerable)
+        for name, tuning in settings.items():
+            view = View(memory, None, embedder, search_tuning=tuning)
+            started = time.perf_counter()
+            async with Client(build_server(ServerState(view, policy))) as client:
+                for question in answerable:
+                    evidence = [turn for turn in question.evidence if turn in known]
+                    found = await ask(client, question.question)
+                    returned = turns_in_order(
+                        [turn_of[entry_id] for entry_id in hit.entry_ids] for hit in found.results
                     )
-                )
-        search_seconds += time.perf_counter() - started
+                    scored = score_question(question.category, evidence, returned)
+                    by_setting[name].append(
+                        QuestionOutcome(
+                            conversation=conversation.sample_id,
+                            question=question.question,
+                            category=question.category,
+                            evidence=evidence,
+                            ranks=list(scored.ranks),
+                        )
+                    )
+            if name == SHIPPED:
+                search_seconds += time.perf_counter() - started
+    outcomes = by_setting[SHIPPED]
+    conversation_rows = per_conversation(outcomes)
     return LocomoReport(
         dataset=dataset,
         conversations=len(conversations),
@@ -195,6 +213,12 @@ async def evaluate(
         embedder=embedder.model,
         load_seconds=round(load_seconds, 2),
         search_seconds=round(search_seconds, 2),
-        rows=summarise(scored_all),
+        rows=summarise([ScoredQuestion(o.category, tuple(o.ranks)) for o in outcomes]),
+        conversation_rows=conversation_rows,
+        spread=spread(conversation_rows),
+        settings=settings,
+        folds=leave_one_out(by_setting, SHIPPED)
+        if len(settings) > 1 and len(conversation_rows) > 1
+        else [],
         outcomes=outcomes,
     )

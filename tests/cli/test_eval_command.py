@@ -38,9 +38,14 @@ def test_eval_locomo_reports_recall_per_category_as_json(dsn384: str) -> None:
 @pytest.mark.e2e
 def test_eval_locomo_runs_in_a_temporary_database_by_default(tmp_path: Path) -> None:
     user_data = tmp_path / "user-data"
-    result = run_cli("eval", "locomo", str(TINY), env={"GLYPHOXA_DATA_DIR": str(user_data)})
+    result = run_cli(
+        "eval", "locomo", str(TINY), "--tune", env={"GLYPHOXA_DATA_DIR": str(user_data)}
+    )
     assert result.returncode == 0, result.stderr
     assert "overall (1-4)" in result.stdout and "R@10" in result.stdout
+    # Per conversation and the spread; one conversation has nothing to hold out against.
+    assert "Spread of R@10 across conversations" in result.stdout
+    assert "needs at least two conversations" in result.stdout
     assert not user_data.exists()
 
 
