@@ -2,7 +2,9 @@
 
 The model reads the corrected transcript, a window at a time, with the known entities it
 names, and answers in JSON with entities, relationships and facts, each with a confidence
-and whether it was stated or inferred. Every item is validated on its own (a bad item is
+and whether it was stated or inferred; a relationship or fact also cites the numbered line
+that states it, stored as its source line when the number is one of the window's (a number
+outside it is ignored, not an error). Every item is validated on its own (a bad item is
 dropped, not the reply). Names are matched to known entities exactly, then by alias, then
 by sound, then by the model's own `same_as`; only what matches nothing is new. Items at or
 above the review threshold are written with their provenance; new entities below it wait
@@ -17,7 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 
 from glyphoxa_mcp.correction.name_index import KnownName, NameIndex
 from glyphoxa_mcp.correction.words import letters
@@ -55,13 +63,15 @@ id when a name you list is a known entity under another name.
 Entity types: {", ".join(t.value for t in EntityType)}.
 Relationship types: {", ".join(RELATIONSHIP_TYPES)} (or another UPPER_SNAKE verb).
 Confidence is 0 to 1; basis is "stated" when the transcript says it, "inferred" otherwise.
+Each transcript line starts with its number in brackets; "line" is the number of the line
+that states a relationship or fact best (null when no single line does).
 Reply with a JSON object:
 {{"entities": [{{"name": "", "type": "", "aliases": [], "same_as": null, "confidence": 0.9,
 "basis": "stated"}}],
 "relationships": [{{"subject": "<name>", "type": "", "object": "<name>", "confidence": 0.9,
-"basis": "stated"}}],
+"basis": "stated", "line": 1}}],
 "facts": [{{"subject": "<name or null>", "text": "<one sentence>", "confidence": 0.9,
-"basis": "stated"}}]}}"""
+"basis": "stated", "line": 1}}]}}"""
 
 
 class _Item(BaseModel):
@@ -76,13 +86,28 @@ class ExtractedEntity(_Item):
     same_as: str | None = None
 
 
-class ExtractedRelationship(_Item):
+class _Cited(_Item):
+    # The number the request gave the line that states it; a wrong one is not worth the item.
+    line: int | None = None
+
+    @field_validator("line", mode="wrap")
+    @classmethod
+    def _any_wrong_number_is_none(
+        cls, value: object, handler: ValidatorFunctionWrapHandler
+    ) -> object:
+        try:
+            return handler(value)
+        except ValidationError:
+            return None
+
+
+class ExtractedRelationship(_Cited):
     subject: str = Field(min_length=1)
     type: str = Field(min_length=1)
     object: str = Field(min_length=1)
 
 
-class ExtractedFact(_Item):
+class ExtractedFact(_Cited):
     subject: str | None = None
     text: str = Field(min_length=1, max_length=2000)
 
@@ -165,12 +190,23 @@ class EntityLinker:
             self._aliases.setdefault(letters(alias), entity.id)
 
 
+def cited_entry(item: _Cited, lines: Sequence[Entry]) -> int | None:
+    """The id of the window's line the item cites by number; None when it cites none of them."""
+    if item.line is None or not 1 <= item.line <= len(lines):
+        return None
+    return lines[item.line - 1].id
+
+
 def windows(entries: Sequence[Entry], size: int = LINES_PER_REQUEST) -> list[Sequence[Entry]]:
     return [entries[i : i + size] for i in range(0, len(entries), size)]
 
 
 def request(lines: Sequence[Entry], known: Sequence[Entity]) -> str:
-    transcript = "\n".join(f"{e.speaker_name}: {e.text}" for e in lines)
+    """The window's lines, numbered from 1 (`cited_entry` reads the numbers back), and the
+    known entities they name or that speak in them."""
+    transcript = "\n".join(
+        f"[{number}] {e.speaker_name}: {e.text}" for number, e in enumerate(lines, start=1)
+    )
     named = NamePattern.of_entities(known).owners_in(transcript)
     speakers = {e.npc_id for e in lines if e.npc_id}
     by_id = {e.id: e for e in known}
@@ -244,7 +280,7 @@ async def extract_session(
                     source_id=subject,
                     target_id=target,
                     rel_type=rel_type,
-                    provenance=_provenance(rel, session_id),
+                    provenance=_provenance(rel, session_id, cited_entry(rel, lines)),
                 )
             )
             relationships += 1
@@ -259,7 +295,7 @@ async def extract_session(
                     text=fact.text,
                     session_id=session_id,
                     occurred_at=spoken,
-                    provenance=_provenance(fact, session_id),
+                    provenance=_provenance(fact, session_id, cited_entry(fact, lines)),
                 )
             )
             facts += kept is not None  # None: the DM retconned this statement away
@@ -283,8 +319,10 @@ async def extract_session(
     )
 
 
-def _provenance(item: _Item, session_id: str) -> Provenance:
-    return Provenance(session_id=session_id, confidence=item.confidence, source=item.basis)
+def _provenance(item: _Item, session_id: str, entry_id: int | None) -> Provenance:
+    return Provenance(
+        session_id=session_id, confidence=item.confidence, source=item.basis, entry_id=entry_id
+    )
 
 
 def _free_id(slug: str, linker: EntityLinker) -> str:

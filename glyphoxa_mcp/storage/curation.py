@@ -79,11 +79,11 @@ SELECT (SELECT count(*) FROM episode) AS episodes,
 """
 RETCON_NEW = f"""
 INSERT INTO facts (campaign_id, subject_id, text, session_id, story_day, story_label,
-                   occurred_at, provenance, secret, known_by)
+                   occurred_at, provenance, source_entry_id, secret, known_by)
 SELECT campaign_id, subject_id, $3, session_id, story_day, story_label, occurred_at,
        jsonb_build_object('session_id', provenance -> 'session_id', 'timestamp', now(),
                           'confidence', 1.0, 'source', 'dm', 'dm_confirmed', true),
-       secret, known_by
+       source_entry_id, secret, known_by
 FROM facts WHERE campaign_id = $1 AND id = $2 AND superseded_by IS NULL
 RETURNING {FACT_COLUMNS.replace("f.", "")}
 """

@@ -20,9 +20,10 @@ past the old ones), and hot-context subscribers hear of removed lines (sql/026).
   when an episode goes, so servers read the entities again instead of patching (the log
   would name the session).
 - A line (`remove_line`; `pipeline.forget` rebuilds what is made from it): the line, and
-  the passages that held it (cut again from the lines left by the caller). The summary is
-  flagged for review: summaries we wrote are written again from the lines left
-  (pipeline/forget.py), the DM's own are left to the DM.
+  the passages that held it (cut again from the lines left by the caller). Facts and
+  relationships extracted from it stay, no longer citing it (their foreign key, sql/029).
+  The summary is flagged for review: summaries we wrote are written again from the lines
+  left (pipeline/forget.py), the DM's own are left to the DM.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ nothing, and never half of a write made meanwhile. The branch is an ordinary cam
 every tool and command, records its parent (sql/026, storage/branches.py), and from then on
 the two go their own ways. Every column is copied, as the catalog lists them (a column added
 later is copied too); rows get new ids where ids are generated, and what points at them (a
-passage's lines, a retcon's newer version) is pointed at the copies. `FORKED_TABLES` says
-for every table how a fork treats it; tests/storage/test_branches.py checks that it names
-every table of the schema, so a table added later must say how it is forked.
+passage's lines, a retcon's newer version, the line a fact was extracted from) is pointed at
+the copies, or at nothing when the branch leaves the line out. `FORKED_TABLES` says for
+every table how a fork treats it; tests/storage/test_branches.py checks that it names every
+table of the schema, so a table added later must say how it is forked.
 
 Forking as the memory stood after session S (`at_session`): the sessions are ordered as
 `session list` orders them, and the cut is the moment the first session after S was
@@ -189,6 +190,8 @@ SECRET = (
     f"AND NOT EXISTS (SELECT FROM unnest(x.known_by) k WHERE k {IN_FORK}))"
 )
 VISIBILITY: dict[str, str | None] = {"known_by": KNOWN_BY, "secret": SECRET}
+# The copy of the line an item was extracted from; none when the branch leaves it out.
+SOURCE_LINE = "(SELECT s.new_id FROM fork_entries s WHERE s.old_id = x.source_entry_id)"
 NEW_CAMPAIGN: dict[str, str | None] = {"campaign_id": "$2"}
 # The session a proposal of the review queue came from: its reference is 'SESSION:ENTITY'.
 PROPOSAL_SESSION = """(SELECT s.id FROM fork_sessions s
@@ -242,10 +245,17 @@ def copies(partial: bool) -> tuple[Copy, ...]:
             NEW_CAMPAIGN | VISIBILITY,
         ),
         Copy(
+            "session_entries",
+            "session_entries x JOIN fork_entries m ON m.old_id = x.id",
+            "x.campaign_id = $1",
+            NEW_CAMPAIGN | {"id": "m.new_id"},
+            identity=True,
+        ),
+        Copy(
             "relationships",
             "relationships x JOIN fork_relationships m ON m.id = x.id",
             f"x.campaign_id = $1 AND x.source_id {IN_FORK} AND x.target_id {IN_FORK}",
-            NEW_CAMPAIGN | VISIBILITY | {"id": None},
+            NEW_CAMPAIGN | VISIBILITY | {"id": None, "source_entry_id": SOURCE_LINE},
             order_by="x.id",
         ),
         Copy(
@@ -258,14 +268,8 @@ def copies(partial: bool) -> tuple[Copy, ...]:
             | {
                 "id": "m.new_id",
                 "superseded_by": "CASE WHEN m.current THEN NULL ELSE newer.new_id END",
+                "source_entry_id": SOURCE_LINE,
             },
-            identity=True,
-        ),
-        Copy(
-            "session_entries",
-            "session_entries x JOIN fork_entries m ON m.old_id = x.id",
-            "x.campaign_id = $1",
-            NEW_CAMPAIGN | {"id": "m.new_id"},
             identity=True,
         ),
         Copy(

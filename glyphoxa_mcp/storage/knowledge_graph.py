@@ -19,6 +19,7 @@ from glyphoxa_mcp.storage.models import (
     NewEntity,
     NewFact,
     NewRelationship,
+    Provenance,
     Relationship,
     Visibility,
     checked_embedding,
@@ -33,11 +34,12 @@ from glyphoxa_mcp.storage.vocabulary import (
 
 ENTITY_COLUMNS = "e.id, e.type, e.name, e.aliases, e.attributes, e.secret, e.known_by"
 RELATIONSHIP_COLUMNS = (
-    "r.id, r.source_id, r.target_id, r.rel_type, r.attributes, r.provenance, r.secret, r.known_by"
+    "r.id, r.source_id, r.target_id, r.rel_type, r.attributes, r.provenance, r.source_entry_id, "
+    "r.secret, r.known_by"
 )
 FACT_COLUMNS = (
     "f.id, f.subject_id, f.text, f.session_id, f.story_day, f.story_label, f.occurred_at, "
-    "f.provenance, f.secret, f.known_by, f.superseded_by"
+    "f.provenance, f.source_entry_id, f.secret, f.known_by, f.superseded_by"
 )
 
 UPSERT_ENTITY = f"""
@@ -70,10 +72,12 @@ FORGET_KNOWER = [
 
 UPSERT_RELATIONSHIP = f"""
 INSERT INTO relationships AS r
-    (campaign_id, source_id, target_id, rel_type, attributes, provenance, secret, known_by)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    (campaign_id, source_id, target_id, rel_type, attributes, provenance, secret, known_by,
+     source_entry_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (campaign_id, source_id, target_id, rel_type) DO UPDATE SET
     attributes = EXCLUDED.attributes, provenance = EXCLUDED.provenance,
+    source_entry_id = EXCLUDED.source_entry_id,
     secret = EXCLUDED.secret, known_by = EXCLUDED.known_by, updated_at = now()
 RETURNING {RELATIONSHIP_COLUMNS}
 """
@@ -81,10 +85,12 @@ RETURNING {RELATIONSHIP_COLUMNS}
 # strengthens the stored provenance. Who may know it, and the DM's decisions, stay.
 PROPOSE_RELATIONSHIP = f"""
 INSERT INTO relationships AS r
-    (campaign_id, source_id, target_id, rel_type, attributes, provenance, secret, known_by)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    (campaign_id, source_id, target_id, rel_type, attributes, provenance, secret, known_by,
+     source_entry_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (campaign_id, source_id, target_id, rel_type) DO UPDATE SET
-    provenance = EXCLUDED.provenance, updated_at = now()
+    provenance = EXCLUDED.provenance, source_entry_id = EXCLUDED.source_entry_id,
+    updated_at = now()
 WHERE {OUTWEIGHS.format(decided=DM_DECIDED.format(alias="r"), alias="r")}
 RETURNING {RELATIONSHIP_COLUMNS}
 """
@@ -104,15 +110,15 @@ WHERE campaign_id = $1 AND rel_type = $4
 UPSERT_FACT = f"""
 INSERT INTO facts AS f
     (campaign_id, subject_id, text, session_id, story_day, story_label, occurred_at,
-     provenance, embedding, secret, known_by)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+     provenance, embedding, secret, known_by, source_entry_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (campaign_id, coalesce(subject_id, ''), md5(text)) WHERE superseded_by IS NULL
 DO UPDATE SET
     session_id = coalesce(EXCLUDED.session_id, f.session_id),
     story_day = coalesce(EXCLUDED.story_day, f.story_day),
     story_label = coalesce(EXCLUDED.story_label, f.story_label),
     occurred_at = coalesce(EXCLUDED.occurred_at, f.occurred_at),
-    provenance = EXCLUDED.provenance,
+    provenance = EXCLUDED.provenance, source_entry_id = EXCLUDED.source_entry_id,
     embedding = coalesce(EXCLUDED.embedding, f.embedding),
     secret = EXCLUDED.secret, known_by = EXCLUDED.known_by, updated_at = now()
 RETURNING {FACT_COLUMNS}
@@ -122,14 +128,16 @@ RETURNING {FACT_COLUMNS}
 PROPOSE_FACT = f"""
 INSERT INTO facts AS f
     (campaign_id, subject_id, text, session_id, story_day, story_label, occurred_at,
-     provenance, embedding, secret, known_by)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+     provenance, embedding, secret, known_by, source_entry_id)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 WHERE NOT EXISTS (
     SELECT 1 FROM facts old
     WHERE old.campaign_id = $1 AND coalesce(old.subject_id, '') = coalesce($2, '')
       AND md5(old.text) = md5($3) AND old.superseded_by IS NOT NULL)
 ON CONFLICT (campaign_id, coalesce(subject_id, ''), md5(text)) WHERE superseded_by IS NULL
-DO UPDATE SET provenance = EXCLUDED.provenance, updated_at = now()
+DO UPDATE SET
+    provenance = EXCLUDED.provenance, source_entry_id = EXCLUDED.source_entry_id,
+    updated_at = now()
 WHERE {OUTWEIGHS.format(decided=DM_DECIDED.format(alias="f"), alias="f")}
 RETURNING {FACT_COLUMNS}
 """
@@ -148,6 +156,10 @@ def _visibility_json(alias: str) -> str:
     return f"json_build_object('secret', {alias}.secret, 'known_by', {alias}.known_by)"
 
 
+def _provenance_json(alias: str) -> str:
+    return f"{alias}.provenance || jsonb_build_object('entry_id', {alias}.source_entry_id)"
+
+
 def entity_json(alias: str) -> str:
     """An `Entity` as JSON, from the entities row at `alias`."""
     return (
@@ -162,7 +174,7 @@ def relationship_json(alias: str) -> str:
     return (
         f"json_build_object('id', {alias}.id, 'source_id', {alias}.source_id, "
         f"'target_id', {alias}.target_id, 'rel_type', {alias}.rel_type, "
-        f"'attributes', {alias}.attributes, 'provenance', {alias}.provenance, "
+        f"'attributes', {alias}.attributes, 'provenance', {_provenance_json(alias)}, "
         f"'visibility', {_visibility_json(alias)})"
     )
 
@@ -173,7 +185,7 @@ def fact_json(alias: str) -> str:
         f"json_build_object('id', {alias}.id, 'subject_id', {alias}.subject_id, "
         f"'text', {alias}.text, 'session_id', {alias}.session_id, "
         f"'story_day', {alias}.story_day, 'story_label', {alias}.story_label, "
-        f"'occurred_at', {alias}.occurred_at, 'provenance', {alias}.provenance, "
+        f"'occurred_at', {alias}.occurred_at, 'provenance', {_provenance_json(alias)}, "
         f"'visibility', {_visibility_json(alias)}, 'superseded_by', {alias}.superseded_by)"
     )
 
@@ -196,7 +208,7 @@ def relationship_from_row(row: asyncpg.Record | dict[str, Any]) -> Relationship:
         target_id=row["target_id"],
         rel_type=row["rel_type"],
         attributes=row["attributes"],
-        provenance=row["provenance"],
+        provenance=_provenance(row),
         visibility=Visibility(secret=row["secret"], known_by=tuple(row["known_by"])),
     )
 
@@ -211,10 +223,19 @@ def fact_from_row(row: asyncpg.Record | dict[str, Any]) -> Fact:
         story_day=float(story_day) if story_day is not None else None,
         story_label=row["story_label"],
         occurred_at=row["occurred_at"],
-        provenance=row["provenance"],
+        provenance=_provenance(row),
         visibility=Visibility(secret=row["secret"], known_by=tuple(row["known_by"])),
         superseded_by=row["superseded_by"],
     )
+
+
+def _provenance(row: asyncpg.Record | dict[str, Any]) -> Provenance:
+    return Provenance.model_validate({**row["provenance"], "entry_id": row["source_entry_id"]})
+
+
+def _provenance_to_store(provenance: Provenance) -> dict[str, Any]:
+    """The provenance as stored in its JSON column: the cited line has a column of its own."""
+    return provenance.model_dump(mode="json", exclude={"entry_id"})
 
 
 def _escape_like(text: str) -> str:
@@ -371,9 +392,10 @@ class KnowledgeGraph:
                         statement,
                         *ends,
                         relationship.attributes,
-                        relationship.provenance.model_dump(mode="json"),
+                        _provenance_to_store(relationship.provenance),
                         relationship.visibility.secret,
                         list(relationship.visibility.known_by),
+                        relationship.provenance.entry_id,
                     )
                     # A proposal that changes nothing returns no row: read the stored one.
                     rows.append(row or await conn.fetchrow(SELECT_RELATIONSHIP_BY_ENDS, *ends))
@@ -473,10 +495,11 @@ class KnowledgeGraph:
                     fact.story_day,
                     fact.story_label,
                     fact.occurred_at,
-                    fact.provenance.model_dump(mode="json"),
+                    _provenance_to_store(fact.provenance),
                     embedding,
                     fact.visibility.secret,
                     list(fact.visibility.known_by),
+                    fact.provenance.entry_id,
                 )
                 if row is None:  # unchanged, or retconned away
                     row = await conn.fetchrow(

@@ -297,6 +297,9 @@ class Provenance(Frozen):
     confidence: Confidence = 1.0
     source: Literal["stated", "inferred", "dm", "import"] = "dm"
     dm_confirmed: bool = False
+    # The transcript line it was extracted from, as the model cited it. Stored in its own
+    # column (a key into the lines, cleared when the line is forgotten), not in the JSON.
+    entry_id: int | None = None
 
 
 class NewEntity(Frozen):

@@ -87,6 +87,7 @@ async def retype(memory: CampaignMemory, relationship_id: int, rel_type: str) ->
             attributes=old.attributes,
             provenance=Provenance(
                 session_id=old.provenance.session_id,
+                entry_id=old.provenance.entry_id,
                 confidence=1.0,
                 source="dm",
                 dm_confirmed=True,

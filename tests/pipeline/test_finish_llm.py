@@ -49,6 +49,7 @@ EXTRACTED = {
             "object": "Town Watch",
             "confidence": 0.6,
             "basis": "inferred",
+            "line": 3,
         },
         {"subject": "Grimjaw", "type": "KNOWS", "object": "Nobody", "confidence": 0.9},
     ],
@@ -58,7 +59,10 @@ EXTRACTED = {
             "text": "Grimjaw gave the party a sealed letter from Vask.",
             "confidence": 0.95,
             "basis": "stated",
+            "line": 1,
         },
+        # A line the window does not have: the fact is kept, citing none.
+        {"subject": "Osric", "text": "Osric is the ferryman.", "confidence": 0.9, "line": 4},
     ],
 }
 SUMMARY = {
@@ -117,13 +121,15 @@ async def test_an_llm_extracts_into_the_graph_with_provenance_and_writes_the_sum
     assert (extraction.entities_added, extraction.entities_held) == (("osric",), ("the-letter",))
     assert "vask" in extraction.mentioned and "vask" in report.participants
     # The relationship to an unknown "Nobody" and the nameless entity are dropped.
-    assert (extraction.relationships, extraction.facts, extraction.dropped) == (1, 1, 2)
+    assert (extraction.relationships, extraction.facts, extraction.dropped) == (1, 2, 2)
+    first, _, third = await semantic_memory.log.entries("s1")
 
     graph = semantic_memory.graph
     (employed,) = [r for r in await graph.relationships_of("osric") if r.rel_type == "EMPLOYED_BY"]
     assert employed.target_id == "town-watch"
     assert (employed.provenance.session_id, employed.provenance.source) == ("s1", "inferred")
     assert employed.provenance.confidence == 0.6
+    assert employed.provenance.entry_id == third.id  # the line the model cited
     queue = await semantic_memory.curation.review_queue(0.7)
     assert employed.id in [r.id for r in queue.relationships]  # a rumour, for the DM
     (held,) = await semantic_memory.pending.list()
@@ -134,11 +140,17 @@ async def test_an_llm_extracts_into_the_graph_with_provenance_and_writes_the_sum
     )
     (fact,) = [f for f in await graph.facts_about("grimjaw") if "sealed letter" in f.text]
     assert (fact.provenance.source, fact.provenance.session_id) == ("stated", "s1")
+    assert fact.provenance.entry_id == first.id
+    (uncited,) = await graph.facts_about("osric")
+    assert uncited.text == "Osric is the ferryman." and uncited.provenance.entry_id is None
     session = await semantic_memory.sessions.get("s1")
     assert (session.summary_source, session.summary) == ("llm", report.summary)
     asked = [json.loads(r["messages"][1]["content"]) for r in fake.requests]
     extraction_request = next(a for a in asked if "known_entities" in a)
     assert {e["id"] for e in extraction_request["known_entities"]} >= {"grimjaw", "vask"}
+    assert extraction_request["transcript"].splitlines()[2] == (
+        "[3] DM: Osric works for the Town Watch, they say."
+    )
 
 
 async def test_an_unusable_reply_falls_back_to_the_offline_path(
@@ -248,11 +260,16 @@ def test_each_item_of_a_reply_is_validated_on_its_own() -> None:
         {
             "entities": [{"name": "Osric", "type": "npc", "confidence": 0.9}, {"name": "X"}],
             "relationships": "not a list",
-            "facts": [{"text": "It rained.", "confidence": 2}],
+            "facts": [
+                {"text": "It rained.", "confidence": 2},
+                {"text": "It snowed.", "confidence": 0.9, "line": "the third"},
+            ],
         }
     )
     assert [e.name for e in extraction.entities] == ["Osric"]
-    assert (extraction.relationships, extraction.facts, extraction.dropped) == ([], [], 2)
+    assert extraction.relationships == [] and extraction.dropped == 2
+    # A line that is no number cites nothing; the fact stays.
+    assert [(f.text, f.line) for f in extraction.facts] == [("It snowed.", None)]
     assert parsed(None).entities == []
 
 

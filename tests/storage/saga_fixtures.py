@@ -35,6 +35,7 @@ from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import (
+    Entry,
     NewEntity,
     NewEntry,
     NewFact,
@@ -96,9 +97,15 @@ def _entries(lines: tuple[tuple[str, str, str], ...], start: datetime) -> list[N
     ]
 
 
-def _learned(session_id: str, confidence: float, confirmed: bool = False) -> Provenance:
+def _learned(
+    session_id: str, confidence: float, confirmed: bool = False, line: Entry | None = None
+) -> Provenance:
     return Provenance(
-        session_id=session_id, confidence=confidence, source="stated", dm_confirmed=confirmed
+        session_id=session_id,
+        confidence=confidence,
+        source="stated",
+        dm_confirmed=confirmed,
+        entry_id=line.id if line else None,
     )
 
 
@@ -116,14 +123,19 @@ async def seed_saga(memory: CampaignMemory, embedder: Embedder) -> None:
     await graph.upsert_fact(NewFact(subject_id="kettle", text=EARLY_DM_FACT))
 
     await ingest_entries(db, CAMPAIGN, FIRST, _entries(FIRST_LINES, FIRST_NIGHT))
+    # Cited as extraction cites them: the key by the forgotten line, Vask by the last.
+    first_lines = await memory.log.entries(FIRST)
     await graph.propose_fact(
         NewFact(
-            subject_id="mira", text=RETCONNED, session_id=FIRST, provenance=_learned(FIRST, 0.6)
+            subject_id="mira",
+            text=RETCONNED,
+            session_id=FIRST,
+            provenance=_learned(FIRST, 0.6, line=first_lines[3]),
         )
     )
     await graph.propose_relationship(
         NewRelationship(source_id="vask", target_id="mira", rel_type="KNOWS",
-                        provenance=_learned(FIRST, 0.9))
+                        provenance=_learned(FIRST, 0.9, line=first_lines[-1]))
     )  # fmt: skip
     await end_session(db, CAMPAIGN, FIRST, embedder)
 
@@ -132,8 +144,9 @@ async def seed_saga(memory: CampaignMemory, embedder: Embedder) -> None:
     )
     await graph.upsert_entity(NewEntity(id=PALE_KING, type=EntityType.NPC, name="The Pale King"))
     owes, served, rules = LATER_FACTS
+    owed = (await memory.log.entries(LATER))[1]
     for subject, text, provenance in (
-        ("vask", owes, _learned(LATER, 0.6)),
+        ("vask", owes, _learned(LATER, 0.6, line=owed)),
         ("vask", served, _learned(LATER, 0.6, confirmed=True)),
         (PALE_KING, rules, _learned(LATER, 0.9)),
     ):

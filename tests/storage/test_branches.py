@@ -24,9 +24,12 @@ from tests.storage.saga_fixtures import (
     CAMPAIGN,
     EARLY_DM_FACT,
     FIRST,
+    FIRST_LINES,
+    FORGOTTEN,
     LATE_DM_FACT,
     LATER,
     LATER_FACTS,
+    LATER_LINES,
     PALE_KING,
     RETCON,
     RETCONNED,
@@ -35,8 +38,9 @@ from tests.storage.saga_fixtures import (
 )
 
 TEN = clamp(10, 10)
+VASK_AT_DUSK, OWED = FIRST_LINES[-1][2], LATER_LINES[1][2]
 # Columns that hold ids the copy gives anew, or that only the catalog's own tables make.
-NEW_IDS = ("campaign_id", "id", "row_id", "entry_ids", "superseded_by")
+NEW_IDS = ("campaign_id", "id", "row_id", "entry_ids", "superseded_by", "source_entry_id")
 # Rows a branch has of its own (counters, its log, its lineage) or none of (tokens).
 OWN_ROWS = {
     "campaigns",
@@ -99,6 +103,21 @@ async def history_texts(db: Database, campaign: str) -> set[tuple[str, str | Non
     return {(row["text"], row["newer"]) for row in rows}
 
 
+async def cited_lines(db: Database, campaign: str) -> set[tuple[str, str]]:
+    """Each fact's text, or relationship's type, with the text of the line it cites."""
+    rows = await db.pool.fetch(
+        """
+        SELECT x.said, e.text AS line FROM (
+            SELECT campaign_id, text AS said, source_entry_id FROM facts
+            UNION ALL SELECT campaign_id, rel_type, source_entry_id FROM relationships
+        ) x JOIN session_entries e ON e.campaign_id = x.campaign_id AND e.id = x.source_entry_id
+        WHERE x.campaign_id = $1
+        """,
+        campaign,
+    )
+    return {(row["said"], row["line"]) for row in rows}
+
+
 def without_ids(value: object) -> object:
     """A tool's answer without the numbers a copy gives anew (rows' ids, line ids)."""
     if isinstance(value, dict):
@@ -131,6 +150,17 @@ async def test_a_full_fork_holds_every_row_of_the_parent_under_new_ids(
                 table
             )
     assert await history_texts(saga, "what-if") == await history_texts(saga, CAMPAIGN)
+    # A fact or relationship cites the copy of its line.
+    assert (
+        await cited_lines(saga, "what-if")
+        == await cited_lines(saga, CAMPAIGN)
+        == {
+            (RETCONNED, FORGOTTEN),
+            (RETCON, FORGOTTEN),
+            ("KNOWS", VASK_AT_DUSK),
+            (LATER_FACTS[0], OWED),
+        }
+    )
     # The passages hold the copies of their lines, in order.
     passage_lines = """
         SELECT c.content, array(SELECT e.text FROM unnest(c.entry_ids) WITH ORDINALITY u(id, n)
@@ -187,6 +217,10 @@ async def test_a_fork_at_a_session_holds_the_memory_as_it_stood_after_it(
     assert current == {EARLY_DM_FACT, RETCONNED}
     assert RETCON not in {text for text, _ in await history_texts(saga, "before-harbour")}
     assert LATE_DM_FACT not in current and not current & set(LATER_FACTS)
+    assert await cited_lines(saga, "before-harbour") == {
+        (RETCONNED, FORGOTTEN),
+        ("KNOWS", VASK_AT_DUSK),
+    }
     relationships = {
         (r.source_id, r.rel_type, r.target_id) for r in await branch.graph.all_relationships()
     }

@@ -38,6 +38,8 @@ from tests.storage.saga_fixtures import (
     FORGOTTEN_WORDS,
     LATER,
     LATER_FACTS,
+    RETCON,
+    RETCONNED,
     clone_of,
     saga_dsn,
 )
@@ -127,6 +129,28 @@ async def word_statistics_are_those_of_the_rows(db: Database, campaign: str) -> 
         assert dict(stored[0]) == dict(expected[0]), collection
 
 
+async def references_to_line(db: Database, entry_id: int) -> dict[str, int]:
+    """Per table and column the catalog says refers to a line (a foreign key into
+    session_entries), the rows referring to `entry_id`."""
+    columns = await db.pool.fetch(
+        """
+        SELECT c.conrelid::regclass::text AS table_name, a.attname::text AS column_name
+        FROM pg_constraint c
+        JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey)
+        WHERE c.contype = 'f' AND c.confrelid = 'session_entries'::regclass
+          AND a.attname <> 'campaign_id'
+        """
+    )
+    found = {}
+    for row in columns:
+        table, column = row["table_name"], row["column_name"]
+        count = await db.pool.fetchval(
+            f'SELECT count(*) FROM {table} WHERE "{column}" = $1', entry_id
+        )
+        found[f"{table}.{column}"] = count
+    return found
+
+
 async def forgotten_line_id(db: Database) -> int:
     entry_id: int = await db.pool.fetchval(
         "SELECT id FROM session_entries WHERE campaign_id = $1 AND text = $2", CAMPAIGN, FORGOTTEN
@@ -208,6 +232,9 @@ async def test_forgetting_a_line_leaves_no_word_of_it_and_a_view_made_before_nev
         heard = await view.search_sessions(" ".join(FORGOTTEN_WORDS), TEN)
         assert any(line in hit.entry_ids for hit in heard.results), view.label
         await view.scope()  # built and cached, as a server has it
+    # Extraction cited it for a fact (and the DM's retcon of it).
+    keyed = next(f for f in await memory.graph.current_facts() if f.text == RETCON)
+    assert keyed.provenance.entry_id == line
     # Its summary was the LLM's: written again offline, to be asked of the LLM again.
     session = await memory.sessions.get(FIRST)
     assert session.summary is not None and FORGOTTEN in session.summary
@@ -247,6 +274,13 @@ async def test_forgetting_a_line_leaves_no_word_of_it_and_a_view_made_before_nev
         line,
     )
     await word_statistics_are_those_of_the_rows(saga, CAMPAIGN)
+    # The facts extracted from it stay, citing no line any more.
+    assert await references_to_line(saga, line) == {
+        "facts.source_entry_id": 0,
+        "relationships.source_entry_id": 0,
+    }
+    kept = await memory.curation.history(keyed.id)
+    assert [(f.text, f.provenance.entry_id) for f in kept] == [(RETCONNED, None), (RETCON, None)]
     # The passages are those the lines left make.
     left = await memory.log.entries(FIRST)
     stored = await memory.index.stored_hashes(FIRST)
