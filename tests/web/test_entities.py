@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from glyphoxa_mcp.storage.models import NewFact, Visibility
+from glyphoxa_mcp.storage.models import NewFact, Provenance, Visibility
 from tests.web.conftest import DeskClient
 
 
@@ -23,7 +23,9 @@ async def test_an_entity_page_shows_what_is_known_where_it_came_from_and_who_kno
     assert "known by everyone" in text
 
 
-async def test_a_facts_session_line_is_shown_beside_it(desk: DeskClient) -> None:
+async def test_a_facts_session_line_is_guessed_by_its_words_when_none_is_cited(
+    desk: DeskClient,
+) -> None:
     memory = desk.memory
     [entry] = [
         e for e in await memory.log.entries("session-1") if "forty silver" in e.text.casefold()
@@ -35,8 +37,34 @@ async def test_a_facts_session_line_is_shown_beside_it(desk: DeskClient) -> None
     text = html.unescape((await desk.get("/c/demo/entities/brannoch")).text)
 
     assert f"line:{entry.id}" in text and entry.text in text
+    assert "(a guess: the line of session-1 whose words match it best)" in text
     assert 'from session <a href="/c/demo/sessions/session-1">session-1</a>' in text
     assert f'href="/c/demo/facts/{fact.id}"' in text
+
+
+async def test_the_line_a_fact_was_extracted_from_is_shown_and_not_guessed(
+    desk: DeskClient,
+) -> None:
+    memory = desk.memory
+    lines = await memory.log.entries("session-1")
+    [best_match] = [e for e in lines if "forty silver" in e.text.casefold()]
+    cited = next(e for e in lines if e.id != best_match.id)
+    fact = await memory.graph.upsert_fact(
+        NewFact(
+            subject_id="brannoch",
+            text="Brannoch offered forty silver",
+            session_id="session-1",
+            provenance=Provenance(session_id="session-1", source="stated", entry_id=cited.id),
+        )
+    )
+
+    for page in ("/c/demo/entities/brannoch", f"/c/demo/facts/{fact.id}"):
+        text = html.unescape((await desk.get(page)).text)
+        link = f'href="/c/demo/sessions/session-1?line={cited.id}#line-{cited.id}">line:{cited.id}'
+        assert link in text, page
+        assert f"{cited.speaker_name}:</span> {cited.text}" in text, page
+        assert "(the line it was extracted from)" in text, page
+        assert f"line:{best_match.id}" not in text and "a guess" not in text, page
 
 
 async def test_a_secret_set_on_the_page_is_stored_and_cleared_again(desk: DeskClient) -> None:

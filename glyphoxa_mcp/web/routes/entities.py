@@ -20,7 +20,7 @@ from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN, EntityType
 from glyphoxa_mcp.web.desk import acting, campaign_memory, render
 from glyphoxa_mcp.web.forms import Form, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_link
-from glyphoxa_mcp.web.source_lines import source_line
+from glyphoxa_mcp.web.source_lines import source_lines
 
 MAX_KNOWERS = 200
 
@@ -67,7 +67,7 @@ async def entity_page(request: Request) -> Response:
     snapshot = await memory.queries.identity_snapshot(entity.id)
     rumours = RumourRule(threshold=(await memory.campaign()).review_threshold)
     names = {e.id: e.name for e in await memory.known_entities()}
-    lines = {fact.id: await source_line(memory, fact) for fact in snapshot.facts}
+    lines = await source_lines(memory, snapshot.facts)
     return render(
         request,
         "entity.html",

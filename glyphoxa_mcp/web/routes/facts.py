@@ -14,7 +14,7 @@ from glyphoxa_mcp.pipeline.fact_vectors import embed_new
 from glyphoxa_mcp.storage.models import MAX_FACT_CHARS
 from glyphoxa_mcp.web.desk import acting, campaign_memory, desk_of, render
 from glyphoxa_mcp.web.forms import Form
-from glyphoxa_mcp.web.source_lines import source_line
+from glyphoxa_mcp.web.source_lines import source_lines
 
 
 class Retcon(Form):
@@ -33,7 +33,7 @@ async def fact_page(request: Request) -> Response:
         {
             "fact": fact,
             "versions": list(reversed(versions)),
-            "line": await source_line(memory, fact),
+            "line": (await source_lines(memory, [fact]))[fact.id],
             "names": names,
         },
     )
