@@ -197,6 +197,11 @@ NEW_CAMPAIGN: dict[str, str | None] = {"campaign_id": "$2"}
 PROPOSAL_SESSION = """(SELECT s.id FROM fork_sessions s
     WHERE x.source = 'session' AND starts_with(x.source_ref, s.id || ':')
     ORDER BY length(s.id) DESC LIMIT 1)"""
+# Each copied passage's trigger looks its session and lines up (sql/020). To the planner's
+# statistics the new campaign has no rows, so it would read them through an index on the
+# campaign alone, every line of the branch for each passage (hours at reference scale);
+# counted again with the copies in (this transaction's own rows count), it takes the keys.
+ANALYZE_LOOKED_UP = "ANALYZE sessions, session_entries"
 TALLY_PASSAGE_ENTITIES = """
 INSERT INTO session_chunk_entities (campaign_id, session_id, entity_id, chunk_count)
 SELECT campaign_id, session_id, entity_id, count(*)
@@ -487,5 +492,7 @@ async def _copy(
     for copy in (copy for copy in plan if copy.table in columns):
         status = await conn.execute(insert_statement(copy, columns[copy.table]), parent_id, new_id)
         rows[copy.table] = _inserted(status)
+        if copy.table == "session_entries":
+            await conn.execute(ANALYZE_LOOKED_UP)
     rows["session_chunk_entities"] = _inserted(await conn.execute(TALLY_PASSAGE_ENTITIES, new_id))
     return rows
