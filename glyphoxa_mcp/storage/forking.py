@@ -22,7 +22,9 @@ created (its row: `session.start`, `record`, `ingest`). The branch keeps
   cut (a session processed late) keeps its first version;
 - the entities stored before the cut, and those a kept fact, relationship, line or session
   fact refers to; never the episode of a later session;
-- the review queue's proposals of kept sessions, and the imports proposed before the cut.
+- the review queue's proposals of kept sessions, and the imports proposed before the cut;
+- the lore library's documents added before the cut, with their sections, and the pins made
+  before it.
 What has no history is copied as it is now: entities' names and attributes, relationships'
 attributes, who may know what, what the DM confirmed; and what was deleted is gone. Who may
 know something is narrowed to the entities the branch keeps; when that leaves nobody of a
