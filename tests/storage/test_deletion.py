@@ -259,6 +259,13 @@ async def test_forgetting_a_line_leaves_no_word_of_it_and_a_view_made_before_nev
     assert forgotten.passages_removed == 3 and forgotten.passages_pending is None
     for word in FORGOTTEN_WORDS:
         assert await rows_holding(saga, word, CAMPAIGN) == {}, word
+    # Nor their lexemes, as the word ranking stems them.
+    assert not await saga.pool.fetchval(
+        "SELECT count(*) FROM word_postings p, unnest(to_tsvector('english', $2)) t "
+        "WHERE p.campaign_id = $1 AND p.lexeme = t.lexeme",
+        CAMPAIGN,
+        " ".join(FORGOTTEN_WORDS),
+    )
     assert not await saga.pool.fetchval(
         "SELECT count(*) FROM session_entries WHERE campaign_id = $1 AND id = $2", CAMPAIGN, line
     )
