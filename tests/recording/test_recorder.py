@@ -166,7 +166,8 @@ async def test_with_an_llm_a_scene_is_extracted_when_a_pause_closes_it(
                     await anyio.sleep(0.05)
         assert len(fake.requests) == 1
     transcript = json.loads(fake.requests[0]["messages"][1]["content"])["transcript"]
-    assert transcript == "Kael: Osric the ferryman waves.\nKael: Hello!"
+    # The closed scene's lines only, numbered so the model can cite the line a fact is from.
+    assert transcript == "[1] Kael: Osric the ferryman waves.\n[2] Kael: Hello!"
     assert (await village.graph.get_entity("osric")).name == "Osric"
     # Saying a secret again never makes it public.
     (cult,) = [r for r in await village.graph.relationships_of("vask") if r.rel_type == "MEMBER_OF"]
