@@ -37,6 +37,7 @@ async def bridge_to(memory: CampaignMemory) -> AsyncIterator[MemoryBridge]:
         yield MemoryBridge(client)
 
 
+@pytest.mark.slow
 async def test_a_realtime_call_becomes_a_function_call_output(village: CampaignMemory) -> None:
     async with bridge_to(village) as bridge:
         event = {
@@ -127,6 +128,7 @@ async def test_the_context_block_joins_the_hot_context_and_what_a_partial_names(
     assert about.startswith("\n\n## What this is about\n") and "Mira" in about
 
 
+@pytest.mark.slow
 async def test_recording_through_the_bridge(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder, db384: Database
 ) -> None:

@@ -63,6 +63,7 @@ def on_a_terminal(dsn: str, answer: str, *args: str) -> Ran:
     return Ran(code[0], out.getvalue(), err.getvalue())
 
 
+@pytest.mark.slow
 async def test_a_branch_is_forked_shown_and_deleted_with_its_own_branches(
     saga_cli: tuple[Cli, str],
 ) -> None:
@@ -117,6 +118,7 @@ async def test_campaign_delete_asks_on_a_terminal_for_the_campaigns_id(
     assert json.loads(glyphoxa("status", "--json").stdout)["campaigns"] == []
 
 
+@pytest.mark.slow
 async def test_a_line_is_forgotten_and_a_session_deleted_by_their_ids(
     saga_cli: tuple[Cli, str],
 ) -> None:

@@ -24,6 +24,7 @@ def dm(glyphoxa: Cli) -> Runner:
     return run
 
 
+@pytest.mark.slow
 def test_a_dm_builds_reviews_and_corrects_the_graph(dm: Runner) -> None:
     dm("entity", "add", "Grimjaw", "npc", "--attr", "age=52", "--alias", "the smith")
     dm("entity", "add", "Red Kettle", "location")

@@ -3,11 +3,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import Cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vtt"
 
 
+@pytest.mark.slow
 def test_a_foundry_world_goes_through_review(glyphoxa: Cli) -> None:
     def cli(*args: str) -> str:
         result = glyphoxa(*args, "--campaign", "salt")

@@ -50,6 +50,7 @@ def data(glyphoxa: Cli, *args: str) -> Any:
     return json.loads(run(glyphoxa, *args, "--json").stdout)
 
 
+@pytest.mark.slow
 def test_a_dm_adds_a_folder_of_lore_pins_it_and_removes_it(glyphoxa: Cli, library: Path) -> None:
     run(glyphoxa, "entity", "add", "Mira", "npc")
     run(glyphoxa, "entity", "add", "Vask", "npc")

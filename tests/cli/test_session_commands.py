@@ -5,6 +5,8 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from glyphoxa_mcp.campaign.sample import bundled
 from tests.cli.conftest import Cli
 from tests.providers.fake_openai import chat, serve
@@ -74,6 +76,7 @@ def load_sample_session(tmp_path: Path, cli: Callable[..., str]) -> None:
     cli("ingest", str(session), "--session", "s1", "--title", "Rumours")
 
 
+@pytest.mark.slow
 def test_ending_a_session_summarises_it_and_records_the_episode(
     tmp_path: Path, glyphoxa: Cli
 ) -> None:
@@ -100,6 +103,7 @@ def test_ending_a_session_summarises_it_and_records_the_episode(
     assert listed["summary_source"] == "extractive"
 
 
+@pytest.mark.slow
 def test_with_a_base_url_session_end_uses_the_llm_and_no_llm_stays_offline(
     tmp_path: Path, glyphoxa: Cli
 ) -> None:
@@ -132,6 +136,7 @@ def test_with_a_base_url_session_end_uses_the_llm_and_no_llm_stays_offline(
     assert {r["model"] for r in fake.requests} == {"gpt-4o-mini"}
 
 
+@pytest.mark.slow
 def test_session_end_says_when_the_llm_is_down_and_retry_llm_finishes_the_job(
     tmp_path: Path, glyphoxa: Cli
 ) -> None:
@@ -171,6 +176,7 @@ def test_session_end_says_when_the_llm_is_down_and_retry_llm_finishes_the_job(
     assert "No session is waiting for the LLM." in nothing.stdout
 
 
+@pytest.mark.slow
 def test_a_dm_keeps_a_line_and_a_session_to_themselves(tmp_path: Path, glyphoxa: Cli) -> None:
     def cli(*args: str, expect: int = 0) -> str:
         result = glyphoxa(*args, "--campaign", "demo")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from glyphoxa_mcp.access import split_token
 from glyphoxa_mcp.campaign.sample import bundled
 from tests.cli.conftest import Cli
 
 
+@pytest.mark.slow
 def test_tokens_for_an_npc_the_dm_and_a_recorder(tmp_path: Path, glyphoxa: Cli) -> None:
     sample = tmp_path / "campaign.yaml"
     sample.write_text(bundled("campaign.yaml"))

@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 from urllib.parse import parse_qsl
 
+import pytest
+
 from glyphoxa_mcp.campaign.sample import bundled
 from tests.cli.conftest import Cli
 
 
+@pytest.mark.slow
 def test_the_names_in_each_format_and_in_an_npcs_scope(tmp_path: Path, glyphoxa: Cli) -> None:
     campaign = tmp_path / "campaign.yaml"
     campaign.write_text(bundled("campaign.yaml"))

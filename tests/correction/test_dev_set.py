@@ -41,6 +41,7 @@ def test_strict_precision_recall_and_protected_lines_reach_the_floors(scorer):
     assert result["changed_protected"] <= 1, result
 
 
+@pytest.mark.slow
 def test_ordinary_conversation_is_left_alone() -> None:
     """LoCoMo's conversations name none of these 90 fantasy names: every change is wrong."""
     locomo = SHARED_DATA / "locomo-dev.json"

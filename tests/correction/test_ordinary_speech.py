@@ -90,6 +90,7 @@ def test_ordinary_speech_is_left_alone(campaign):
     assert changed(CAMPAIGNS[campaign]()) <= KNOWN.get(campaign, set())
 
 
+@pytest.mark.slow
 def test_ordinary_speech_is_nearly_always_left_alone_among_5000_generated_names():
     # A dense space of names made of a few dozen syllables: "gore on" is "Garonia" here.
     found = changed(generated(5000))

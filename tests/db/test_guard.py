@@ -54,6 +54,7 @@ async def test_a_slow_call_on_a_healthy_database_is_a_deadline_not_an_outage(
         assert guard.available
 
 
+@pytest.mark.slow
 async def test_only_a_call_past_half_its_deadline_has_the_database_probed(
     test_server: PostgresForTests,
 ) -> None:

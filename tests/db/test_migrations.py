@@ -104,6 +104,7 @@ async def test_a_different_embedding_dimension_is_refused_with_the_fix(
         await conn.close()
 
 
+@pytest.mark.slow
 async def test_an_unset_dimension_keeps_the_databases_own_and_starts_new_ones_at_256(
     test_server: PostgresForTests, empty_database: str
 ) -> None:

@@ -13,6 +13,7 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.evaluation.test_locomo import TINY
 
 
+@pytest.mark.slow
 async def test_each_question_is_asked_through_the_search_tool_and_scored(
     db384: Database, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -51,6 +52,7 @@ async def test_each_question_is_asked_through_the_search_tool_and_scored(
     assert all(e.spoken_at.day == 10 for e in entries)
 
 
+@pytest.mark.slow
 async def test_a_campaign_that_exists_is_never_written_into(
     db384: Database, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

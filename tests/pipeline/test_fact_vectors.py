@@ -62,6 +62,7 @@ async def load_sample(db: Database, embedder: object | None) -> None:
     await load_campaign(db, file, "demo", embedder=embedder)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 async def test_loading_a_campaign_embeds_its_facts(
     db384: Database, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -74,6 +75,7 @@ async def test_loading_a_campaign_embeds_its_facts(
     assert stored[text] == pytest.approx(expected, abs=1e-6)
 
 
+@pytest.mark.slow
 async def test_facts_written_while_the_embedder_is_down_are_kept_and_the_backfill_embeds_them(
     db384: Database, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -90,6 +92,7 @@ async def test_facts_written_while_the_embedder_is_down_are_kept_and_the_backfil
     assert await vectors(db384) == filled
 
 
+@pytest.mark.slow
 async def test_a_backfill_cut_short_keeps_its_committed_batches_and_resumes(
     db384: Database, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -103,6 +106,7 @@ async def test_a_backfill_cut_short_keeps_its_committed_batches_and_resumes(
     assert await RelationshipVectors(db384).count_missing() == 0
 
 
+@pytest.mark.slow
 async def test_the_backfill_keeps_to_the_campaign_it_is_given(
     db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -116,6 +120,7 @@ async def test_the_backfill_keeps_to_the_campaign_it_is_given(
     assert await FactVectors(db384).count_missing() == in_village
 
 
+@pytest.mark.slow
 async def test_a_retconned_fact_is_embedded_under_its_new_text(
     db384: Database, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -183,6 +188,7 @@ async def test_extraction_embeds_the_facts_it_stores(
     assert await FactVectors(db384).count_missing() == 0
 
 
+@pytest.mark.slow
 async def test_a_renamed_entity_s_relationships_are_embedded_again_under_the_new_name(
     db384: Database, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

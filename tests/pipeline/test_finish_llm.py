@@ -11,6 +11,8 @@ import socket
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.pipeline.extraction import EntityLinker, parsed
 from glyphoxa_mcp.pipeline.finish import end_session
@@ -153,6 +155,7 @@ async def test_an_llm_extracts_into_the_graph_with_provenance_and_writes_the_sum
     )
 
 
+@pytest.mark.slow
 async def test_an_unusable_reply_falls_back_to_the_offline_path(
     db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -169,6 +172,7 @@ async def test_an_unusable_reply_falls_back_to_the_offline_path(
     assert len(await semantic_memory.graph.find_entities(limit=1000)) == before + 1
 
 
+@pytest.mark.slow
 async def test_extraction_never_overrules_what_the_dm_decided(
     db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -280,6 +284,7 @@ def closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@pytest.mark.slow
 async def test_an_unreachable_llm_ends_offline_and_leaves_the_session_for_a_retry(
     db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from glyphoxa_mcp.recall.names import NameIndex, NameMatch, compact, match_names, words
 from glyphoxa_mcp.storage.models import Entity, Visibility
 
@@ -94,6 +96,7 @@ def _rank(match: NameMatch) -> tuple[int, float, str, str]:
     return (kinds[match.kind], -match.score, match.entity.name, match.entity.id)
 
 
+@pytest.mark.slow
 def test_the_index_matches_like_comparing_every_spelling_in_turn() -> None:
     import random
 

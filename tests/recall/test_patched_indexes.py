@@ -95,6 +95,7 @@ def test_the_mention_pattern_patched_finds_what_a_fresh_one_finds() -> None:
 
 
 @pytest.mark.parametrize("rebuild_at", [1, 10_000])
+@pytest.mark.slow
 def test_the_correction_index_patched_answers_as_a_fresh_one(
     monkeypatch: pytest.MonkeyPatch, rebuild_at: int
 ) -> None:
@@ -134,6 +135,7 @@ def test_hidden_forms_changed_are_the_forms_of_the_names_now() -> None:
         assert (forms.keys, forms.max_words) == (fresh.keys, fresh.max_words)
 
 
+@pytest.mark.slow
 def test_a_patched_corrector_reuses_a_correction_only_when_it_would_make_the_same() -> None:
     cache = CorrectorCache()
     rng = random.Random(5)

@@ -7,6 +7,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 
+import pytest
 from mcp.client import Client
 
 from glyphoxa_mcp.campaign.loader import load_campaign
@@ -49,6 +50,7 @@ async def everything_seen(client: Client, npc: str) -> str:
     return json.dumps(seen) + hot.contents[0].text
 
 
+@pytest.mark.slow
 async def test_secrets_from_the_campaign_file_and_secret_mark(
     db384: Database, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -82,6 +84,7 @@ async def test_secrets_from_the_campaign_file_and_secret_mark(
     assert "Old Berrit is a member of Salt Knives" not in seen
 
 
+@pytest.mark.slow
 async def test_a_running_server_applies_a_new_secret_at_its_next_call(
     db384: Database, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

@@ -13,6 +13,7 @@ from tests.storage.graph_fixtures import build_village
 
 
 @pytest.mark.parametrize("generation", PROTOCOLS)
+@pytest.mark.slow
 async def test_every_tool_and_resource_answers_on_each_generation(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder, generation: str
 ) -> None:

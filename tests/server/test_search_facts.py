@@ -66,6 +66,7 @@ async def test_lore_passages_come_through_as_the_output_schema_says(
     )
 
 
+@pytest.mark.slow
 async def test_a_hubs_best_relationships_are_found_among_many(
     connect_own_spoken_village: Connect, semantic_memory: CampaignMemory
 ) -> None:

@@ -233,6 +233,7 @@ async def drive_the_stores(db: Database, embedder: LocalMiniLMEmbedder) -> None:
     await status.database_status(db)
 
 
+@pytest.mark.slow
 async def test_every_statement_the_stores_send_filters_on_its_campaign(
     recorded: tuple[Database, StatementLog],
     offline_embedder: LocalMiniLMEmbedder,

@@ -74,6 +74,7 @@ async def _random_graph(memory: CampaignMemory) -> None:
 
 
 @pytest.mark.parametrize("npc", [None, "n01"])
+@pytest.mark.slow
 async def test_the_walk_finds_what_walking_every_path_finds(
     memory: CampaignMemory, npc: str | None
 ) -> None:

@@ -66,6 +66,7 @@ ANALYZE scan_probe;
 PROBE = "SELECT id, embedding <=> $1 AS distance FROM scan_probe WHERE grp = 7"
 
 
+@pytest.mark.slow
 async def test_an_iterative_scan_fills_a_selective_filter_from_the_index(db: Database) -> None:
     # A filter that keeps 2 % of the rows: ef_search's 40 candidates hold about one of them.
     await db.pool.execute(SCAN_TABLE)
@@ -88,6 +89,7 @@ async def test_an_iterative_scan_fills_a_selective_filter_from_the_index(db: Dat
     assert len({r["id"] for r in rows} & {r["id"] for r in truth}) >= 8
 
 
+@pytest.mark.slow
 async def test_a_pooled_connection_remembers_whether_its_server_scans_iteratively(
     db: Database,
 ) -> None:

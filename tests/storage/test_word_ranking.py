@@ -105,6 +105,7 @@ PASSES = {
 
 
 @pytest.mark.parametrize(("passes", "at_least"), PASSES.values(), ids=PASSES.keys())
+@pytest.mark.slow
 async def test_reading_postings_ranks_as_scoring_every_matching_row(
     db: Database,
     memory: CampaignMemory,

@@ -52,6 +52,7 @@ async def test_sessions_are_searched_by_words_alone_when_the_embedder_fails(
     assert any("forge" in hit.text.lower() for hit in found.results)
 
 
+@pytest.mark.slow
 async def test_a_slow_embedder_leaves_the_search_time_to_answer_by_words(
     village: CampaignMemory,
 ) -> None:

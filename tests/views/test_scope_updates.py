@@ -141,6 +141,7 @@ def assert_same(patched: Scope, fresh: Scope) -> None:
 
 
 @pytest.mark.parametrize("seed_value", [1])
+@pytest.mark.slow
 async def test_a_scope_patched_edit_by_edit_is_the_scope_built_from_nothing(
     memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch, seed_value: int
 ) -> None:

@@ -28,6 +28,7 @@ def limit(value: int) -> Clamped:
     return Clamped(requested=value, used=value)
 
 
+@pytest.mark.slow
 async def test_an_episode_whose_title_names_a_secret_is_shown_by_its_date(
     red_team_dsn: str, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

@@ -104,6 +104,7 @@ async def test_a_sign_in_opens_its_own_campaign_only(token_desk: DeskClient) -> 
     assert "You signed in for campaign &#39;x&#39;" in page.text
 
 
+@pytest.mark.slow
 async def test_a_revoked_token_sends_the_browser_to_sign_in_again(
     token_desk: DeskClient,
 ) -> None:
