@@ -26,6 +26,7 @@ import httpx
 import pytest
 from mcp.client import Client
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -143,7 +144,18 @@ def submit(browser: WebDriver, button: WebElement, *, confirm: bool = False) -> 
     if confirm:
         WebDriverWait(browser, WAIT_S).until(expected_conditions.alert_is_present())
         browser.switch_to.alert.accept()
-    WebDriverWait(browser, WAIT_S).until(expected_conditions.staleness_of(page))
+    WebDriverWait(browser, WAIT_S).until(lambda _: left_behind(page))
+
+
+def left_behind(page: WebElement) -> bool:
+    """Whether the browser has moved on from the document `page` belonged to. Chromium
+    reports an element of a discarded document as stale or, when asked mid-navigation, as
+    an inspector error that the node belongs to no document."""
+    try:
+        page.is_enabled()
+    except WebDriverException:  # StaleElementReferenceException is one
+        return True
+    return False
 
 
 def note(browser: WebDriver) -> str:
