@@ -185,7 +185,9 @@ async def _serve_stdio(app: App, settings: ServeSettings) -> None:
     view = await app.view(viewer.campaign, viewer.npc_id)
     await view.warm_up()
     state = ServerState(view, tier_policy(settings.tier, settings.deadline_ms(settings.tier)))
-    subscriptions = HotSubscriptions(view.memory, viewer.npc_id)
+    subscriptions = HotSubscriptions(
+        view.memory, viewer.npc_id, on_removal=view.forget_last_hot_contexts
+    )
     in_flight = InFlight()
     server = build_server(
         state, settings.tool_names, subscriptions=subscriptions, in_flight=in_flight

@@ -36,6 +36,8 @@ class Change(BaseModel):
     kind: Literal["transcript", "graph"]
     session: str | None = None
     table: str | None = None
+    # Rows were deleted (a line forgotten, a session or campaign deleted).
+    removed: bool = False
 
 
 ChangeHandler = Callable[[Change], Awaitable[None]]

@@ -133,7 +133,9 @@ class EndpointRegistry:
                 await memory.graph.get_entity(viewer.npc_id)
             except NotFoundError:
                 raise NotFoundError(f"This server does not serve {viewer.describe()}.") from None
-        subscriptions = HotSubscriptions(memory, viewer.npc_id)
+        subscriptions = HotSubscriptions(
+            memory, viewer.npc_id, on_removal=view.forget_last_hot_contexts
+        )
         # The tiers share the viewer's scope: one warm-up serves them all.
         await view.warm_up()
         states = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -49,9 +50,11 @@ class HotSubscriptions:
         memory: CampaignMemory,
         npc_id: str | None = None,
         max_per_connection: int = MAX_PER_CONNECTION,
+        on_removal: Callable[[], None] | None = None,
     ) -> None:
         self.memory = memory
         self.npc_id = npc_id
+        self.on_removal = on_removal
         self.max_per_connection = max_per_connection
         self.bus = InMemorySubscriptionBus()
         # uri -> {connection: a session of it to send with}, and connection -> uris.
@@ -120,6 +123,8 @@ class HotSubscriptions:
     async def on_change(self, change: Change) -> None:
         if change.campaign != self.memory.campaign_id:
             return
+        if change.removed and self.on_removal is not None:
+            self.on_removal()
         for uri in await self._affected(change):
             await self.resource_updated(uri)
 

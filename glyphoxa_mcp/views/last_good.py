@@ -27,6 +27,9 @@ class LastGood(Generic[T]):
         while len(self._kept) > self.capacity:
             self._kept.popitem(last=False)
 
+    def clear(self) -> None:
+        self._kept.clear()
+
     def get(self, key: Hashable) -> tuple[T, float] | None:
         """The value last kept under `key` and its age in seconds."""
         found = self._kept.get(key)

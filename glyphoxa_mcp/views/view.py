@@ -222,6 +222,10 @@ class View:
         context, age_s = found
         return context.model_copy(update={"degraded": True, "age_s": round(age_s, 1)})
 
+    def forget_last_hot_contexts(self) -> None:
+        """Drop the hot contexts kept for an outage: lines they quote were removed."""
+        self._last_hot.clear()
+
     async def prefetch(self, npc_id: str, utterance: str) -> PrefetchContext:
         return await prefetch_context(self, npc_id, utterance)
 

@@ -19,6 +19,7 @@ from glyphoxa_mcp.pipeline.forget import forget_line
 from glyphoxa_mcp.providers.wordllama_embedder import WordLlamaEmbedder
 from glyphoxa_mcp.recording.recorder import Recorder
 from glyphoxa_mcp.recording.utterances import SpokenUtterance
+from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.storage.deletion import (
     clear_summary_flag,
     delete_campaign,
@@ -232,6 +233,11 @@ async def test_forgetting_a_line_leaves_no_word_of_it_and_a_view_made_before_nev
         heard = await view.search_sessions(" ".join(FORGOTTEN_WORDS), TEN)
         assert any(line in hit.entry_ids for hit in heard.results), view.label
         await view.scope()  # built and cached, as a server has it
+    # The hot context kept for an outage quotes the line, until the removal is heard.
+    await views[1].hot_context("mira", FIRST)
+    kept_for_outage = views[1].last_hot_context("mira", FIRST)
+    assert kept_for_outage is not None and "xylophonist" in kept_for_outage.model_dump_json()
+    subscriptions = HotSubscriptions(memory, "mira", on_removal=views[1].forget_last_hot_contexts)
     # Extraction cited it for a fact (and the DM's retcon of it).
     keyed = next(f for f in await memory.graph.current_facts() if f.text == RETCON)
     assert keyed.provenance.entry_id == line
@@ -243,7 +249,8 @@ async def test_forgetting_a_line_leaves_no_word_of_it_and_a_view_made_before_nev
     told = anyio.Event()
 
     async def hear(change: Change) -> None:
-        if change == Change(campaign=CAMPAIGN, kind="transcript", session=FIRST):
+        await subscriptions.on_change(change)
+        if change == Change(campaign=CAMPAIGN, kind="transcript", session=FIRST, removed=True):
             told.set()
 
     async with listening(saga.location.dsn, hear):
@@ -304,6 +311,7 @@ async def test_forgetting_a_line_leaves_no_word_of_it_and_a_view_made_before_nev
             answer = await view.search_sessions(query, TEN)
             assert all(line not in hit.entry_ids for hit in answer.results), (view.label, query)
             assert all("xylophonist" not in hit.text for hit in answer.results)
+    assert views[1].last_hot_context("mira", FIRST) is None
     assert "xylophonist" not in (await views[1].hot_context("mira", FIRST)).model_dump_json()
 
     # Reviewed: the flag clears, as it does when the summary is written again.
