@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import AsyncIterator
 
 import pytest
 from pydantic import BaseModel
@@ -19,7 +18,6 @@ from glyphoxa_mcp.storage.forking import FORKED_TABLES, fork_campaign, fork_poin
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
-from tests.conftest import DatabaseFactory, PostgresForTests
 from tests.storage.saga_fixtures import (
     CAMPAIGN,
     EARLY_DM_FACT,
@@ -33,8 +31,6 @@ from tests.storage.saga_fixtures import (
     PALE_KING,
     RETCON,
     RETCONNED,
-    clone_of,
-    saga_dsn,
 )
 
 TEN = clamp(10, 10)
@@ -49,22 +45,6 @@ OWN_ROWS = {
     "entity_changes",
     "access_tokens",
 }
-
-
-@pytest.fixture(scope="module")
-def embedder() -> WordLlamaEmbedder:
-    return WordLlamaEmbedder()
-
-
-@pytest.fixture(scope="module")
-def seeded(test_server: PostgresForTests, embedder: WordLlamaEmbedder) -> str:
-    return saga_dsn(test_server, embedder)
-
-
-@pytest.fixture
-async def saga(databases: DatabaseFactory, seeded: str) -> AsyncIterator[Database]:
-    async with clone_of(databases, seeded) as db:
-        yield db
 
 
 async def campaign_tables(db: Database) -> list[str]:

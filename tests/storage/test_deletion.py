@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import anyio
@@ -31,7 +30,6 @@ from glyphoxa_mcp.storage.forking import fork_campaign
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
-from tests.conftest import DatabaseFactory, PostgresForTests
 from tests.storage.saga_fixtures import (
     CAMPAIGN,
     FIRST,
@@ -41,8 +39,6 @@ from tests.storage.saga_fixtures import (
     LATER_FACTS,
     RETCON,
     RETCONNED,
-    clone_of,
-    saga_dsn,
 )
 
 TEN = clamp(10, 10)
@@ -54,22 +50,6 @@ FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
 ORDER BY 1
 """
-
-
-@pytest.fixture(scope="module")
-def embedder() -> WordLlamaEmbedder:
-    return WordLlamaEmbedder()
-
-
-@pytest.fixture(scope="module")
-def seeded(test_server: PostgresForTests, embedder: WordLlamaEmbedder) -> str:
-    return saga_dsn(test_server, embedder)
-
-
-@pytest.fixture
-async def saga(databases: DatabaseFactory, seeded: str) -> AsyncIterator[Database]:
-    async with clone_of(databases, seeded) as db:
-        yield db
 
 
 async def rows_holding(db: Database, text: str, campaign: str | None = None) -> dict[str, int]:
