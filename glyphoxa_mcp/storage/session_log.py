@@ -84,23 +84,29 @@ ORDER BY e.spoken_at, e.id
 """
 # A speaker says thousands of lines, and all of them hold the same few ids: the ids going by
 # the name are found one after another through the index (each the least id after the
-# last), not by reading every line and dropping repeats.
+# last), not by reading every line and dropping repeats. Only the lines the reader may read
+# count ($3: DM-only lines too; $4: sessions left out), so that someone who spoke only where
+# a reader may not look is, to that reader, someone who never spoke.
 SELECT_SPEAKERS = """
 WITH RECURSIVE named (speaker_id) AS (
     (SELECT speaker_id FROM session_entries
      WHERE campaign_id = $1 AND lower(speaker_name) = lower($2)
+       AND ($3 OR NOT dm_only) AND session_id <> ALL($4::text[])
      ORDER BY speaker_id LIMIT 1)
     UNION ALL
     SELECT (SELECT e.speaker_id FROM session_entries e
             WHERE e.campaign_id = $1 AND lower(e.speaker_name) = lower($2)
               AND e.speaker_id > named.speaker_id
+              AND ($3 OR NOT e.dm_only) AND e.session_id <> ALL($4::text[])
             ORDER BY e.speaker_id LIMIT 1)
     FROM named WHERE named.speaker_id IS NOT NULL
 )
 SELECT speaker_id FROM named WHERE speaker_id IS NOT NULL
 UNION
 SELECT $2 WHERE EXISTS (
-    SELECT FROM session_entries WHERE campaign_id = $1 AND speaker_id = $2
+    SELECT FROM session_entries
+    WHERE campaign_id = $1 AND speaker_id = $2
+      AND ($3 OR NOT dm_only) AND session_id <> ALL($4::text[])
 )
 ORDER BY speaker_id
 """
@@ -302,10 +308,19 @@ class SessionLog:
                 await conn.execute(RESET_CHUNKS_DM_ONLY, self.campaign_id, sessions)
         return [_entry(row) for row in rows]
 
-    async def speaker_ids(self, speaker: str) -> list[str]:
-        """The ids of speakers known by this id or (case-insensitively) this name."""
+    async def speaker_ids(
+        self, speaker: str, *, include_dm_only: bool = True, skipping: Collection[str] = ()
+    ) -> list[str]:
+        """The ids of speakers known by this id or (case-insensitively) this name, by the
+        lines of sessions not in `skipping` (and not DM-only, unless `include_dm_only`)."""
         with driver_errors("look up a speaker"):
-            rows = await self._pool.fetch(SELECT_SPEAKERS, self.campaign_id, speaker.strip())
+            rows = await self._pool.fetch(
+                SELECT_SPEAKERS,
+                self.campaign_id,
+                speaker.strip(),
+                include_dm_only,
+                sorted(skipping),
+            )
         return [row["speaker_id"] for row in rows]
 
     async def search(

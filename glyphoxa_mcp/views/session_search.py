@@ -62,8 +62,7 @@ async def search_sessions(
     scope = await view.scope()
     filters = await _filters(view, scope, session_id, speaker, npc_id, after, before)
     if filters is None:
-        who = speaker if speaker and speaker.strip() else npc_id
-        return empty.model_copy(update={"note": f"No speaker named {who!r}."})
+        return empty.model_copy(update={"note": f"No speaker named {speaker!r}."})
     search = SessionSearch(view, filters, scope, graph_expansion)
     hits = await search.run(text, top_k.used)
     note = WORDS_ONLY_NOTE if search.words_only else None if hits else "Nothing matched."
@@ -96,7 +95,13 @@ async def _filters(
         await known_session(view, session_id, withheld)
     speaker_ids = None
     if speaker is not None:
-        speaker_ids = tuple(await view.memory.log.speaker_ids(speaker))
+        # Only by the lines this viewer may read: a speaker heard only in DM-only lines or
+        # withheld sessions is, to an NPC, someone who never spoke.
+        speaker_ids = tuple(
+            await view.memory.log.speaker_ids(
+                speaker, include_dm_only=view.npc_id is None, skipping=withheld
+            )
+        )
         # Someone hidden from this NPC answers exactly like someone unknown.
         if (
             not speaker_ids
@@ -105,7 +110,9 @@ async def _filters(
         ):
             return None
     if npc_id is not None and npc_id in scope.hidden_ids:
-        return None
+        # An NPC hidden from this viewer is searched like an id no line holds: the same
+        # search, finding nothing (no speaker id matches an empty tuple), and the same note.
+        speaker_ids = ()
     return view.transcript_filters(
         withheld,
         SearchFilters(

@@ -185,6 +185,23 @@ async def test_speakers_are_found_by_id_or_name(memory: CampaignMemory) -> None:
     assert none == []
 
 
+async def test_a_speaker_is_found_only_by_the_lines_the_reader_may_read(
+    memory: CampaignMemory,
+) -> None:
+    await memory.sessions.upsert(NewSession(id="prep", title="The DM's notes"))
+    (whisper,) = await memory.log.append_many("s1", [line(0, "Vey", "The vault code is 4471.")])
+    await memory.log.set_dm_only([whisper], True)
+    await memory.log.append_many("prep", [line(0, "Anselm", "Anselm is the traitor.")])
+    # An NPC reads neither DM-only lines nor withheld sessions: by them, nobody spoke.
+    for speaker in ("Vey", "vey", "Anselm", "anselm"):
+        assert (
+            await memory.log.speaker_ids(speaker, include_dm_only=False, skipping={"prep"}) == []
+        ), speaker
+    # The DM reads every line.
+    assert await memory.log.speaker_ids("Vey") == ["vey"]
+    assert await memory.log.speaker_ids("anselm") == ["anselm"]
+
+
 async def _row_counts(db: Database, memory: CampaignMemory) -> dict[str, int]:
     rows = await db.pool.fetch(
         "SELECT table_name, row_count FROM campaign_row_counts WHERE campaign_id = $1",
