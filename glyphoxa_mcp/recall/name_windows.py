@@ -1,26 +1,27 @@
 """Which entities' names hold a hidden name, found by the name instead of by reading every
 entity's names. (pure)
 
-`HiddenForms.found_in(text)` looks at every run of up to `max_words` consecutive words of the
-text and asks whether its letters spell a hidden key. Here every such run of an entity's
-name, id and aliases is indexed once by its letters, with the fewest words it takes; the
-entities where a set of forms is found are then the entries of its keys, a dict lookup per
-key, rather than a scan of 10,000 names (a tenth of a second) after each edit.
+`HiddenForms.found_in(text)` looks at every run of consecutive words of the text and asks
+whether its letters spell a hidden key in few enough words, or whether a long key stands
+inside a longer word. Here every such run of an entity's name, id and aliases is indexed
+once by its letters, with the fewest words it takes, and so is every long enough piece of a
+word; the entities where a set of forms is found are then the entries of its keys, a dict
+lookup per key, rather than a scan of 10,000 names (a tenth of a second) after each edit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from glyphoxa_mcp.correction.words import segments
 from glyphoxa_mcp.recall.episodes import session_of
-from glyphoxa_mcp.recall.redaction import HiddenForms
+from glyphoxa_mcp.recall.name_spelling import name_words
+from glyphoxa_mcp.recall.redaction import INSIDE_WORD_CHARS, HiddenForms
 from glyphoxa_mcp.storage.entity_names import EntityNames
 from glyphoxa_mcp.storage.models import Entity
 
-# Runs of more words than this are not indexed; forms of longer names are looked for the
+# Runs of more letters than this are not indexed; forms of longer names are looked for the
 # slow way (`found_in` on every entity).
-MAX_WINDOW_WORDS = 12
+MAX_WINDOW_LETTERS = 64
 
 _Postings = dict[str, dict[str, int]]
 
@@ -86,27 +87,40 @@ def _unpost(postings: _Postings, key: str, owner: str) -> None:
 
 
 def _windows(texts: Iterable[str]) -> dict[str, int]:
-    """The letters of every run of up to MAX_WINDOW_WORDS words of the texts (as
-    `HiddenForms.found_in` reads them), with the fewest words each takes."""
+    """The letters of every run of words of the texts (as `HiddenForms.found_in` reads them)
+    with the fewest words each takes, and every piece of `INSIDE_WORD_CHARS` letters or more
+    inside a longer word, as one word."""
     found: dict[str, int] = {}
     for text in texts:
-        for run in segments(text):
-            for start in range(len(run)):
-                key = ""
-                for count, word in enumerate(run[start : start + MAX_WINDOW_WORDS], 1):
-                    key += word.key
-                    if key and found.get(key, MAX_WINDOW_WORDS + 1) > count:
-                        found[key] = count
+        words = name_words(text)
+        for start in range(len(words)):
+            key = ""
+            taken = 0
+            for end in range(start, len(words)):
+                word = words[end]
+                key += word.letters
+                taken += end == start or word.spaced
+                if len(key) > MAX_WINDOW_LETTERS:
+                    break
+                if found.get(key, taken + 1) > taken:
+                    found[key] = taken
+        for word in words:
+            letters = word.letters
+            for length in range(INSIDE_WORD_CHARS, min(len(letters), MAX_WINDOW_LETTERS + 1)):
+                for at in range(len(letters) - length + 1):
+                    found[letters[at : at + length]] = 1
     return found
 
 
 def _lookup(postings: _Postings, forms: HiddenForms) -> set[str] | None:
-    if forms.max_words > MAX_WINDOW_WORDS:
+    if forms.longest > MAX_WINDOW_LETTERS:
         return None
     found: set[str] = set()
-    for key in postings.keys() & forms.keys:
+    words_of = forms.words_of
+    for key in postings.keys() & words_of.keys():
+        allowed = words_of[key]
         for entity_id, words in postings[key].items():
-            if words <= forms.max_words:
+            if words <= allowed:
                 found.add(entity_id)
     return found
 

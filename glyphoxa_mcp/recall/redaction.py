@@ -2,20 +2,27 @@
 
 Transcripts, summaries, titles and fact text are free text, so a secret can be said in them
 in many forms. One rule decides for all of them: a line (or, in prose, a sentence) that
-names an entity hidden from the viewer is withheld whole. It names one when it holds
+names an entity hidden from the viewer is withheld whole. Text and names are read alike
+(name_spelling.py: look-alike letters, invisible characters, accents and case aside), and a
+line names one when it holds
 
-- the entity's name or an alias, in any case, spaced, hyphenated or run together ("Salt
-  Knives", "salt-knives", "SaltKnives"), possessive or not;
+- the entity's name or an alias with anything or nothing between its words ("Salt Knives",
+  "salt-knives", "SaltKnives", "Salt_Knives", "*Salt* *Knives*"), possessive or not, alone
+  or in a compound ("anti-salt-knives", "SaltKnivesGang"), or spelled letter by letter
+  ("S.a.l.t K.n.i.v.e.s");
 - one of them with its last word inflected ("a Salt Knife", "the Salt Knifes"), unless the
   name is a single everyday word ("Ash" is hidden, "the ashes" are not);
 - a misspelling that name correction would put back to it ("the Sault Knives"): what
-  correction recognises when a line is stored, redaction recognises when it is read.
+  correction recognises when a line is stored, redaction recognises when it is read;
+- the start or the end of a name whose other part ends the line before or starts the line
+  after (`mentions_hidden_across`, asked by whoever shows lines in their order).
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -23,13 +30,15 @@ from weakref import WeakKeyDictionary
 from glyphoxa_mcp.correction.english import per_million
 from glyphoxa_mcp.correction.known_names import corrects_like
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.correction.words import letters, segments
+from glyphoxa_mcp.recall.name_spelling import NameWord, fold, name_words
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_NAME_WORDS = re.compile(r"[^\W_]+")
 # A single-word name this common in speech is also an ordinary word: its plural is not it.
 EVERYDAY_WORD_PER_MILLION = 0.6
 MIN_INFLECTED_CHARS = 3
+# A key this long found inside a longer word is a mention: a run-together compound
+# ("saltknivesden"), where a shorter one is as likely an ordinary word ("ash" in "crash").
+INSIDE_WORD_CHARS = 8
 # Texts already judged per redactor: the hot context and searches read the same lines again.
 CHECKED_TEXTS = 16_384
 
@@ -68,76 +77,123 @@ def inflections(word: str) -> set[str]:
 
 @dataclass(frozen=True)
 class HiddenForms:
-    """The forms of hidden names, found in text by their letters alone: any window of up to
-    `max_words` consecutive words whose letters (case, spaces, hyphens and apostrophes
-    aside) spell one of `keys` is a mention."""
+    """The forms of hidden names, found in text by their letters alone (name_spelling.py
+    reads both): a run of consecutive words whose letters spell a key is a mention when it
+    takes no more words than the name has parts (`words_of`: "Salt Knives", "SaltKnives"
+    and "Salt_Knives" all spell "Salt Knives", while "a very" does not spell "Avery"); so
+    is a key of `INSIDE_WORD_CHARS` letters or more inside a longer word
+    ("thesaltknivesgang")."""
 
-    keys: frozenset[str]
-    max_words: int
+    words_of: Mapping[str, int]
+    """Each key, and the most words a run spelling it may take."""
     longest: int
-    # How many of the names give each key, and how many names have each number of words:
-    # what `changed` needs to drop a name's forms without the other names'.
-    _key_counts: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
-    _word_counts: Mapping[int, int] = field(default_factory=dict, compare=False, repr=False)
+    # How many names give each (key, words): what `changed` needs to drop a name's forms
+    # without the other names'.
+    _counts: Mapping[tuple[str, int], int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, names: Iterable[str]) -> HiddenForms:
         return EMPTY_FORMS.changed((), names)
 
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(self.words_of)
+
     def changed(self, removed: Iterable[str], added: Iterable[str]) -> HiddenForms:
         """These forms without those of the `removed` names (given before) and with those
         of the `added` ones: the cost is that of the names changed, not of all of them."""
-        key_counts = dict(self._key_counts)
-        word_counts = dict(self._word_counts)
+        counts = dict(self._counts)
         for names, step in ((removed, -1), (added, 1)):
             for name in names:
                 forms = _forms_of(name)
                 if forms is None:
                     continue
                 keys, words = forms
-                word_counts[words] = word_counts.get(words, 0) + step
                 for key in keys:
-                    key_counts[key] = key_counts.get(key, 0) + step
-        key_counts = {key: count for key, count in key_counts.items() if count > 0}
-        word_counts = {words: count for words, count in word_counts.items() if count > 0}
-        return HiddenForms(
-            frozenset(key_counts),
-            max(word_counts, default=0),
-            max(map(len, key_counts), default=0),
-            key_counts,
-            word_counts,
-        )
+                    counts[key, words] = counts.get((key, words), 0) + step
+        counts = {form: count for form, count in counts.items() if count > 0}
+        words_of: dict[str, int] = {}
+        for key, words in counts:
+            words_of[key] = max(words, words_of.get(key, 0))
+        return HiddenForms(words_of, max(map(len, words_of), default=0), counts)
+
+    @functools.cached_property
+    def _inside_lengths(self) -> tuple[int, ...]:
+        return tuple(sorted({len(k) for k in self.words_of if len(k) >= INSIDE_WORD_CHARS}))
 
     def found_in(self, text: str) -> bool:
-        if not self.keys:
+        return bool(self.words_of) and self._found(name_words(text))
+
+    def found_across(self, before: str, after: str) -> bool:
+        """Whether a hidden name starts at the end of `before` and ends at the start of
+        `after` (a name split across two lines: "...called the Salt" / "Knives, mind")."""
+        if not self.words_of:
             return False
-        for run in segments(text):
-            for start in range(len(run)):
-                key = ""
-                for word in run[start : start + self.max_words]:
-                    key += word.key
-                    if len(key) > self.longest:
-                        break
-                    if key in self.keys:
-                        return True
+        tail = _edge(name_words(before)[::-1], self.longest)[::-1]
+        head = _edge(name_words(after), self.longest)
+        if not tail or not head:
+            return False
+        # The second line starts a word, whatever its first word was read as.
+        head[0] = NameWord(head[0].letters, spaced=True)
+        return self._found(tail + head, crossing=len(tail))
+
+    def _found(self, words: list[NameWord], crossing: int = 0) -> bool:
+        """Whether a run of `words` spells a key; with `crossing`, only runs that start
+        before that index and end at or after it."""
+        words_of, longest = self.words_of, self.longest
+        for start in range(crossing or len(words)):
+            key = ""
+            taken = 0
+            for end in range(start, len(words)):
+                word = words[end]
+                key += word.letters
+                taken += end == start or word.spaced
+                if len(key) > longest:
+                    break
+                if end >= crossing and taken <= words_of.get(key, 0):
+                    return True
+        if crossing or not self._inside_lengths:
+            return False
+        return any(self._inside(w.letters) for w in words if len(w.letters) > INSIDE_WORD_CHARS)
+
+    def _inside(self, word: str) -> bool:
+        words_of = self.words_of
+        for length in self._inside_lengths:
+            if length >= len(word):
+                break
+            for start in range(len(word) - length + 1):
+                if word[start : start + length] in words_of:
+                    return True
         return False
 
 
+def _edge(words: list[NameWord], letters_wanted: int) -> list[NameWord]:
+    """The first words of `words` that hold `letters_wanted` letters between them."""
+    taken: list[NameWord] = []
+    total = 0
+    for word in words:
+        if total >= letters_wanted:
+            break
+        taken.append(word)
+        total += len(word.letters)
+    return taken
+
+
 def _forms_of(name: str) -> tuple[set[str], int] | None:
-    """The keys a name is found by, and its number of words; None for no name at all."""
-    words = [w.casefold() for w in _NAME_WORDS.findall(name)]
-    if not words or len(letters(name)) < 2:
+    """The keys a name is found by, and how many words a run spelling it may take (its
+    parts: "SaltKnives" may be written "Salt Knives"); None for no name at all."""
+    words = [word.letters for word in name_words(name)]
+    if not words or len("".join(words)) < 2:
         return None
     last = words[-1]
     inflect = len(last) >= MIN_INFLECTED_CHARS and not (
         len(words) == 1 and per_million(last) >= EVERYDAY_WORD_PER_MILLION
     )
     forms = inflections(last) if inflect else {last}
-    keys = {letters("".join(words[:-1]) + form) for form in forms}
-    return keys, len(words)
+    return {"".join(words[:-1]) + form for form in forms}, len(words)
 
 
-EMPTY_FORMS = HiddenForms(frozenset(), 0, 0)
+EMPTY_FORMS = HiddenForms({}, 0)
 # What each corrector corrects a text to (the entities), shared by every redactor that uses
 # it: after a secret changes, every viewer's redactor is new but the corrector is the same,
 # and correcting the hundreds of lines a hot context reads again would take most of a FAST
@@ -187,10 +243,10 @@ class Redactor:
 
     @property
     def hides_anything(self) -> bool:
-        return bool(self.forms.keys)
+        return bool(self.forms.words_of)
 
     def mentions_hidden(self, text: str) -> bool:
-        if not self.forms.keys or not text:
+        if not self.forms.words_of or not text:
             return False
         known = self._checked.get(text)
         if known is None:
@@ -205,14 +261,43 @@ class Redactor:
             return True
         if self.corrector is None or not self.hidden_ids:
             return False
-        return not self.hidden_ids.isdisjoint(corrected_ids(self.corrector, text))
+        if not self.hidden_ids.isdisjoint(corrected_ids(self.corrector, text)):
+            return True
+        # A misspelling in look-alike letters (a Cyrillic "a" in "Sault") is corrected as
+        # it reads.
+        folded = fold(text)
+        return folded != text and not self.hidden_ids.isdisjoint(
+            corrected_ids(self.corrector, folded)
+        )
+
+    def mentions_hidden_across(self, before: str, after: str) -> bool:
+        """Whether a hidden name is split between `before` and the `after` that follows it."""
+        if not self.forms.words_of or not before or not after:
+            return False
+        return self.forms.found_across(before, after)
+
+    def split_names(self, texts: Sequence[str]) -> list[bool]:
+        """For texts read in this order (lines, sentences), which hold one side of a hidden
+        name split between two of them: both sides are withheld."""
+        split = [False] * len(texts)
+        for at in range(1, len(texts)):
+            if self.mentions_hidden_across(texts[at - 1], texts[at]):
+                split[at - 1] = split[at] = True
+        return split
 
     def redact(self, text: str) -> str:
         """Prose without the sentences that name something hidden."""
+        # Punctuation does not part a name, so a name split between two sentences is found
+        # in the whole text too.
         if not self.mentions_hidden(text):
             return text
         sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
-        return " ".join(s for s in sentences if not self.mentions_hidden(s))
+        split = self.split_names(sentences)
+        return " ".join(
+            sentence
+            for sentence, halved in zip(sentences, split, strict=True)
+            if not halved and not self.mentions_hidden(sentence)
+        )
 
     def clean(self, value: Any) -> Any:
         """`value` (an attribute: text, number, list or mapping) without the parts that name

@@ -132,7 +132,7 @@ def test_hidden_forms_changed_are_the_forms_of_the_names_now() -> None:
         names += came
         forms = forms.changed(gone, came)
         fresh = HiddenForms.of(names)
-        assert (forms.keys, forms.max_words) == (fresh.keys, fresh.max_words)
+        assert (forms.words_of, forms.longest) == (fresh.words_of, fresh.longest)
 
 
 @pytest.mark.slow

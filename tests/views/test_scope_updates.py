@@ -124,8 +124,7 @@ async def from_nothing(memory: CampaignMemory, npc_id: str | None) -> Scope:
 def assert_same(patched: Scope, fresh: Scope) -> None:
     assert patched.known == fresh.known
     assert patched.hidden_ids == fresh.hidden_ids
-    assert patched.redactor.forms.keys == fresh.redactor.forms.keys
-    assert patched.redactor.forms.max_words == fresh.redactor.forms.max_words
+    assert patched.redactor.forms.words_of == fresh.redactor.forms.words_of
     assert patched.redactor.hidden_ids == fresh.redactor.hidden_ids
     assert patched.by_type == fresh.by_type
     for text in PROBES + [e.name for e in fresh.known]:

