@@ -51,6 +51,7 @@ from glyphoxa_mcp.bench.report import (
     Mode,
     judged,
 )
+from glyphoxa_mcp.bench.secret_check import secret_check
 from glyphoxa_mcp.bench.spec import DatasetSpec
 from glyphoxa_mcp.bench.stdio import stdio_client
 from glyphoxa_mcp.bench.timing import Operation, Timed, measure, measure_together, summarise
@@ -336,7 +337,7 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
             session_searches=workloads[0].search_sessions,
             query_vectors=workloads[0].query_vectors,
         )
-        for operations in (*STANDALONE, name_correction):
+        for operations in (*STANDALONE, name_correction, secret_check):
             measurements += await _timed(operations(context), NO_SCOPE, IN_PROCESS, settings, say)
         rankings = await ranking_operations(context)
         measurements += await _timed(rankings, NO_SCOPE, IN_PROCESS, settings, say)
