@@ -21,7 +21,7 @@ from glyphoxa_mcp.cli.options import add_embedder_options, add_llm_options, app_
 from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recording.line_input import MAX_LINE_CHARS, parse_line
-from glyphoxa_mcp.recording.utterances import RecordedUtterance
+from glyphoxa_mcp.recording.utterances import RecordedUtterance, StoredUtterance
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,8 +51,8 @@ async def _read_line() -> str:
 
 
 def _echo(recorded: RecordedUtterance, speaker: str) -> str:
-    if not recorded.new:
-        return f"#{recorded.entry_id} already stored"
+    if not isinstance(recorded, StoredUtterance):
+        return "already stored"
     fixed = ", ".join(f"{c.heard} -> {c.entity}" for c in recorded.corrections)
     return f"#{recorded.entry_id} {speaker}: {recorded.text}" + (f"  [{fixed}]" if fixed else "")
 
@@ -101,7 +101,9 @@ async def run_record(args: argparse.Namespace) -> int:
                         continue
                     stored += 1
                     new += recorded.new
-                    corrected += recorded.new and bool(recorded.corrections)
+                    corrected += isinstance(recorded, StoredUtterance) and bool(
+                        recorded.corrections
+                    )
                     if args.json:
                         print(recorded.model_dump_json(), flush=True)
                     else:

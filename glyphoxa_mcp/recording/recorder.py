@@ -30,6 +30,7 @@ from glyphoxa_mcp.recording.utterances import (
     MAX_UTTERANCES_PER_CALL,
     RecordedUtterance,
     SpokenUtterance,
+    recorded_as,
 )
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewSession, Session, build
@@ -86,17 +87,18 @@ class Recorder:
         *,
         title: str | None = None,
         started_at: datetime | None = None,
-    ) -> Session:
-        """Open the session (or fill in a title or an earlier start of an existing one)."""
+    ) -> bool:
+        """Open the session (or fill in a title or an earlier start of an existing one);
+        whether it is new. Nothing stored is read back: a recorder reads nothing."""
         memory = self.memory_of(campaign)
         session = build(NewSession, id=session_id, title=title, started_at=started_at)
-        return await memory.sessions.upsert(session)
+        return await memory.sessions.open(session)
 
     async def append(
         self, campaign: str, session_id: str, utterances: Sequence[SpokenUtterance]
     ) -> list[RecordedUtterance]:
         """Store the utterances (one transaction), names put back; for each, in order, what
-        was stored and whether it is new."""
+        was stored, or, for one stored before, only that it was."""
         if not utterances:
             raise InvalidInputError("Give at least one utterance.", field="utterances")
         if len(utterances) > MAX_UTTERANCES_PER_CALL:
@@ -111,12 +113,12 @@ class Recorder:
         for utterance in utterances:
             spans = phonetic_spans(corrector.correct(utterance.text))
             entries.append(utterance.entry(apply_corrections(utterance.text, spans), spans))
-        recorded = await memory.log.record(session_id, entries)
-        if any(new for _, new in recorded):
+        stored = await memory.log.record(session_id, entries)
+        if any(new for _, new in stored):
             self._indexer(memory, session_id).poke()
         return [
-            RecordedUtterance.of(entry, utterance.utterance_id, new)
-            for (entry, new), utterance in zip(recorded, utterances, strict=True)
+            recorded_as(entry, utterance.utterance_id, new)
+            for (entry, new), utterance in zip(stored, utterances, strict=True)
         ]
 
     async def searchable(self, campaign: str, session_id: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -54,23 +54,45 @@ class SpokenUtterance(BaseModel):
         )
 
 
-class RecordedUtterance(BaseModel):
-    """What became of one utterance."""
+class StoredUtterance(BaseModel):
+    """An utterance stored by this call: what was stored."""
 
     entry_id: int
     utterance_id: str | None
-    new: bool = Field(description="False: it was stored before; nothing changed.")
+    new: Literal[True] = Field(default=True, description="True: stored by this call.")
     text: str = Field(description="As stored, names put back.")
     corrections: list[TextCorrection]
     spoken_at: datetime
 
     @classmethod
-    def of(cls, entry: Entry, utterance_id: str | None, new: bool) -> RecordedUtterance:
+    def of(cls, entry: Entry, utterance_id: str | None) -> StoredUtterance:
         return cls(
             entry_id=entry.id,
             utterance_id=utterance_id,
-            new=new,
             text=entry.text,
             corrections=list(entry.corrections),
             spoken_at=entry.spoken_at,
         )
+
+
+class ReplayedUtterance(BaseModel):
+    """An utterance stored before (the same utterance_id, or the same time, speaker and
+    words): acknowledged by its id and nothing more. A recorder reads nothing, and the line
+    stored under that id may be anyone's, the DM's own included."""
+
+    utterance_id: str | None
+    new: Literal[False] = Field(default=False, description="False: stored before; nothing changed.")
+
+
+# What became of one utterance.
+RecordedUtterance = StoredUtterance | ReplayedUtterance
+
+
+def recorded_as(entry: Entry, utterance_id: str | None, new: bool) -> RecordedUtterance:
+    """What a recorder is told of an utterance it sent, stored now as `entry` (`new`) or
+    found stored before."""
+    return (
+        StoredUtterance.of(entry, utterance_id)
+        if new
+        else ReplayedUtterance(utterance_id=utterance_id)
+    )

@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -71,10 +70,11 @@ def _state(ctx: Context[Any, Any]) -> RecorderState:
 
 
 class StartedSession(BaseModel):
+    """That the session is open, and nothing of what it holds: a recorder reads nothing, and
+    an existing session may be the DM's own."""
+
     session_id: str
-    title: str | None
-    started_at: datetime | None
-    ended_at: datetime | None
+    new: bool = Field(description="False: the session existed already.")
 
 
 class AppendResult(BaseModel):
@@ -98,15 +98,10 @@ async def session_start(
 ) -> StartedSession:
     state = _state(ctx)
     with tool_errors():
-        session = await state.recorder.start(
+        new = await state.recorder.start(
             state.campaign, session_id, title=title, started_at=started_at
         )
-    return StartedSession(
-        session_id=session.id,
-        title=session.title,
-        started_at=session.started_at,
-        ended_at=session.ended_at,
-    )
+    return StartedSession(session_id=session_id, new=new)
 
 
 async def transcript_append(
@@ -198,10 +193,12 @@ TOOLS = (
 )
 DESCRIPTIONS = {
     RecorderToolName.SESSION_START: "Open a session before appending to it. Again: gives it "
-    "a title or an earlier start; nothing else changes.",
+    "a title or an earlier start; nothing else changes. Answers whether it is new, nothing "
+    "of what it holds.",
     RecorderToolName.TRANSCRIPT_APPEND: "Store utterances as speech-to-text hears them, all "
-    "or none. Misheard campaign names are put back; each utterance comes back with its id, "
-    "whether it is new (sending it again stores nothing) and its corrected text. NPCs see a "
+    "or none. Misheard campaign names are put back; each new utterance comes back with its "
+    "ids and corrected text; one sent before (same utterance_id, or same time, speaker and "
+    "words) stores nothing and comes back as its utterance_id and new: false only. NPCs see a "
     "line in their hot context at once and find it by search within seconds.",
     RecorderToolName.SESSION_END: "End the session: index, summarise and remember it as an "
     "episode (as `glyphoxa-mcp session end`), in the background; its session facts are "

@@ -29,7 +29,7 @@ DELETE_CAMPAIGN = "DELETE FROM campaigns WHERE id = $1"
 SESSION_COLUMNS = (
     "campaign_id, id, title, started_at, ended_at, summary, summary_source, llm_pending, dm_only"
 )
-UPSERT_SESSION = f"""
+_UPSERT_SESSION = """
 INSERT INTO sessions (campaign_id, id, title, started_at, ended_at)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (campaign_id, id) DO UPDATE SET
@@ -37,8 +37,11 @@ ON CONFLICT (campaign_id, id) DO UPDATE SET
     -- A session starts at its earliest known moment (re-ingesting must not move it).
     started_at = least(EXCLUDED.started_at, sessions.started_at),
     ended_at = coalesce(EXCLUDED.ended_at, sessions.ended_at)
-RETURNING {SESSION_COLUMNS}
 """
+UPSERT_SESSION = f"{_UPSERT_SESSION}RETURNING {SESSION_COLUMNS}"
+# A row this statement inserted has no transaction that replaced it (xmax 0); one the
+# conflict updated has.
+OPEN_SESSION = f"{_UPSERT_SESSION}RETURNING xmax = 0 AS created"
 SELECT_SESSION = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE campaign_id = $1 AND id = $2"
 SELECT_SESSIONS = f"""
 SELECT {SESSION_COLUMNS} FROM sessions WHERE campaign_id = $1
@@ -154,6 +157,20 @@ class Sessions:
                 session.ended_at,
             )
         return _session(row)
+
+    async def open(self, session: NewSession) -> bool:
+        """Like `upsert`; whether the session was created, and nothing of what it holds (for a
+        writer that may read nothing, such as a recorder)."""
+        with driver_errors(f"store session {session.id!r}"):
+            created: bool = await self._pool.fetchval(
+                OPEN_SESSION,
+                self.campaign_id,
+                session.id,
+                session.title,
+                session.started_at,
+                session.ended_at,
+            )
+        return created
 
     async def get(self, session_id: str) -> Session:
         with driver_errors(f"read session {session_id!r}"):

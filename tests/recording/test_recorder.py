@@ -12,7 +12,11 @@ import pytest
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
-from glyphoxa_mcp.recording.utterances import SpokenUtterance
+from glyphoxa_mcp.recording.utterances import (
+    ReplayedUtterance,
+    SpokenUtterance,
+    StoredUtterance,
+)
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import SearchFilters
 from glyphoxa_mcp.views.view import View
@@ -47,15 +51,19 @@ async def test_appended_lines_come_back_corrected_and_a_repeat_is_not_new(
             "live",
             [said("we ask grim jaw about it", 0, "u1"), said("and then?", 4, "u2")],
         )
-        assert [(r.text, r.new) for r in first] == [
+        assert all(isinstance(r, StoredUtterance) for r in first)
+        stored_now = [r for r in first if isinstance(r, StoredUtterance)]
+        assert [(r.text, r.new) for r in stored_now] == [
             ("we ask Grimjaw about it", True),
             ("and then?", True),
         ]
-        assert [(c.heard, c.entity_id) for c in first[0].corrections] == [("grim jaw", "grimjaw")]
+        assert [(c.heard, c.entity_id) for c in stored_now[0].corrections] == [
+            ("grim jaw", "grimjaw")
+        ]
         again = await recorder.append(
             "ashfall", "live", [said("we ask grim jaw about it", 0, "u1")]
         )
-        assert (again[0].entry_id, again[0].new) == (first[0].entry_id, False)
+        assert again == [ReplayedUtterance(utterance_id="u1")]
         stored = await village.log.entries("live")
         assert [(e.text, e.raw_text) for e in stored] == [
             ("we ask Grimjaw about it", "we ask grim jaw about it"),

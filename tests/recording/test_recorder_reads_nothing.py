@@ -1,0 +1,160 @@
+"""The recorder endpoint writes and reads nothing: whoever holds a recorder token (a bridge's,
+with guessable utterance ids such as u1, u2) learns nothing stored from its answers, not
+even from replaying an id or starting a session that exists, the DM's own included
+(issue 27). Replaying still stores nothing twice, which is what a bridge relies on."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from mcp.client import Client
+
+from glyphoxa_mcp.app import App
+from glyphoxa_mcp.mcp_text import text_of
+from glyphoxa_mcp.server.recorder import build_recorder_server
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.models import NewEntry, NewSession
+from tests.recording.conftest import recording
+
+START = datetime(2026, 3, 1, 19, tzinfo=UTC)
+SECRET_TITLE = "The vault under the temple"
+SECRET_LINE = "The vault code under the temple is 4471."
+
+
+@contextlib.asynccontextmanager
+async def recorder_client(app: App) -> AsyncIterator[Client]:
+    async with (
+        recording(app) as recorder,
+        Client(build_recorder_server(recorder, "ashfall")) as client,
+    ):
+        yield client
+
+
+async def answer(client: Client, tool: str, **arguments: Any) -> tuple[dict[str, Any], str]:
+    """A recorder tool's structured answer, and every word of the answer as sent."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result.content)
+    assert result.structured_content is not None
+    return result.structured_content, text_of(result.content) + json.dumps(
+        result.structured_content
+    )
+
+
+def spoken(utterance_id: str | None, text: str, seconds: int) -> dict[str, Any]:
+    return {
+        "utterance_id": utterance_id,
+        "speaker_id": "p1",
+        "speaker_name": "Kael",
+        "text": text,
+        "timestamp": (START + timedelta(seconds=seconds)).isoformat(),
+    }
+
+
+async def the_dms_secret_session(memory: CampaignMemory) -> None:
+    """A DM-only session holding a DM-only line stored under the utterance id 'u1'."""
+    await memory.sessions.upsert(NewSession(id="prep", title=SECRET_TITLE, started_at=START))
+    ids = await memory.log.append_many(
+        "prep",
+        [
+            NewEntry(
+                speaker_id="dm",
+                speaker_name="DM",
+                text=SECRET_LINE,
+                spoken_at=START,
+                source_key="utterance:u1",
+            )
+        ],
+    )
+    await memory.log.set_dm_only(ids, True)
+    await memory.sessions.set_dm_only("prep", True)
+
+
+async def test_a_replayed_utterance_id_is_acknowledged_by_that_id_alone(
+    app: App, village: CampaignMemory
+) -> None:
+    await the_dms_secret_session(village)
+    async with recorder_client(app) as client:
+        replayed, words = await answer(
+            client, "transcript.append", session_id="prep", utterances=[spoken("u1", "hi", 9)]
+        )
+    assert replayed == {
+        "session_id": "prep",
+        "new": 0,
+        "utterances": [{"utterance_id": "u1", "new": False}],
+    }
+    for stored in (SECRET_LINE, "4471", START.isoformat()[:10], '"DM"', "entry_id"):
+        assert stored not in words, stored
+    assert [e.text for e in await village.log.entries("prep")] == [SECRET_LINE]
+
+
+async def test_an_utterance_sent_again_without_an_id_is_acknowledged_with_nothing_stored(
+    app: App, village: CampaignMemory
+) -> None:
+    async with recorder_client(app) as client:
+        await answer(client, "session.start", session_id="live")
+        first, _ = await answer(
+            client, "transcript.append", session_id="live", utterances=[spoken(None, "grim jaw", 0)]
+        )
+        again, words = await answer(
+            client, "transcript.append", session_id="live", utterances=[spoken(None, "grim jaw", 0)]
+        )
+    assert first["utterances"][0]["text"] == "Grimjaw" and first["new"] == 1
+    assert again == {
+        "session_id": "live",
+        "new": 0,
+        "utterances": [{"utterance_id": None, "new": False}],
+    }
+    assert "Grimjaw" not in words
+
+
+async def test_resending_after_a_lost_answer_neither_loses_nor_duplicates_a_line(
+    app: App, village: CampaignMemory
+) -> None:
+    async with recorder_client(app) as client:
+        await answer(client, "session.start", session_id="live")
+        await answer(
+            client,
+            "transcript.append",
+            session_id="live",
+            utterances=[spoken("u1", "first", 0), spoken("u2", "second", 5)],
+        )
+        # The bridge never heard the answer, so it sends the whole buffer again, and more.
+        resent, _ = await answer(
+            client,
+            "transcript.append",
+            session_id="live",
+            utterances=[
+                spoken("u1", "first", 0),
+                spoken("u2", "second", 5),
+                spoken("u3", "third", 9),
+            ],
+        )
+    assert [(u["utterance_id"], u["new"]) for u in resent["utterances"]] == [
+        ("u1", False),
+        ("u2", False),
+        ("u3", True),
+    ]
+    assert resent["utterances"][2]["text"] == "third" and resent["new"] == 1
+    assert [e.text for e in await village.log.entries("live")] == ["first", "second", "third"]
+
+
+async def test_starting_a_session_that_exists_tells_that_it_exists_and_nothing_more(
+    app: App, village: CampaignMemory
+) -> None:
+    await the_dms_secret_session(village)
+    async with recorder_client(app) as client:
+        existing, words = await answer(client, "session.start", session_id="prep")
+        fresh, _ = await answer(client, "session.start", session_id="night")
+        # Starting it again still fills in what it lacked.
+        titled, _ = await answer(client, "session.start", session_id="night", title="Harbour night")
+    assert existing == {"session_id": "prep", "new": False}
+    for stored in (SECRET_TITLE, "vault", START.isoformat()[:10], "started_at", "ended_at"):
+        assert stored not in words, stored
+    assert fresh == {"session_id": "night", "new": True}
+    assert titled == {"session_id": "night", "new": False}
+    assert (await village.sessions.get("night")).title == "Harbour night"
+    assert (await village.sessions.get("prep")).title == SECRET_TITLE
