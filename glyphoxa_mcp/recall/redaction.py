@@ -133,8 +133,8 @@ class HiddenForms:
         head = _edge(name_words(after), self.longest)
         if not tail or not head:
             return False
-        # The second line starts a word, whatever its first word was read as.
-        head[0] = NameWord(head[0].letters, spaced=True)
+        # A line's end parts nothing: a name cut mid-word ("Ven" / "nacht") is one word.
+        head[0] = NameWord(head[0].letters, spaced=False)
         return self._found(tail + head, crossing=len(tail))
 
     def _found(self, words: list[NameWord], crossing: int = 0) -> bool:

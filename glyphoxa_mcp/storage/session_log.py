@@ -77,6 +77,21 @@ SELECT * FROM (
 ) latest
 ORDER BY spoken_at, id
 """
+# The lines spoken just before and just after each line of its session, as stored (DM-only
+# ones too): a name split between two lines is judged with both.
+SELECT_NEIGHBOURS = """
+SELECT e.id,
+    (SELECT b.text FROM session_entries b
+     WHERE b.campaign_id = e.campaign_id AND b.session_id = e.session_id
+       AND b.spoken_at <= e.spoken_at AND (b.spoken_at, b.id) < (e.spoken_at, e.id)
+     ORDER BY b.spoken_at DESC, b.id DESC LIMIT 1) AS before,
+    (SELECT a.text FROM session_entries a
+     WHERE a.campaign_id = e.campaign_id AND a.session_id = e.session_id
+       AND a.spoken_at >= e.spoken_at AND (a.spoken_at, a.id) > (e.spoken_at, e.id)
+     ORDER BY a.spoken_at, a.id LIMIT 1) AS after
+FROM session_entries e
+WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
+"""
 SELECT_BY_IDS = f"""
 SELECT {ENTRY_COLUMNS} FROM session_entries e
 WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
@@ -280,6 +295,17 @@ class SessionLog:
         with driver_errors("read entries"):
             rows = await self._pool.fetch(SELECT_BY_IDS, self.campaign_id, list(entry_ids))
         return [_entry(row) for row in rows]
+
+    async def neighbour_texts(
+        self, entry_ids: Collection[int]
+    ) -> dict[int, tuple[str | None, str | None]]:
+        """For each line, the text of the line spoken just before it in its session and of
+        the one just after (None at either end)."""
+        if not entry_ids:
+            return {}
+        with driver_errors("read the lines around entries"):
+            rows = await self._pool.fetch(SELECT_NEIGHBOURS, self.campaign_id, list(entry_ids))
+        return {row["id"]: (row["before"], row["after"]) for row in rows}
 
     async def latest_session_id(self, skipping: Collection[str] = ()) -> str | None:
         """The session with the most recent utterance (the one being played), of those not

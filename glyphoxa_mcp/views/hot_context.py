@@ -322,10 +322,14 @@ def _heard(entries: list[Entry], scope: Scope) -> tuple[list[TranscriptLine], li
     """The lines the NPC may hear, and the NPCs who spoke them."""
     lines = []
     speakers = []
-    for entry in entries:
+    # Both lines go when a hidden name is split between them ("...the Salt" / "Knives").
+    split = scope.redactor.split_names([entry.text for entry in entries])
+    for entry, halved in zip(entries, split, strict=True):
         # A line by, or naming, someone hidden goes whole: no words without their speaker.
-        if entry.npc_id in scope.hidden_ids or scope.redactor.mentions_hidden(
-            f"{entry.speaker_name}: {entry.text}"
+        if (
+            halved
+            or entry.npc_id in scope.hidden_ids
+            or scope.redactor.mentions_hidden(f"{entry.speaker_name}: {entry.text}")
         ):
             continue
         if entry.npc_id:

@@ -3,6 +3,7 @@ fused, in a viewer's scope."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -178,15 +179,19 @@ class SessionSearch:
         lines = {i for c in found.chunks.values() for i in c.entry_ids} - found.entries.keys()
         sessions = {c.session_id for c in found.chunks.values() if c.session_id is not None}
         sessions |= {e.session_id for e in found.entries.values()}
-        more_lines, titles = await concurrently(
+        judged_in_context = self.view.npc_id is not None and self.scope.redactor.hides_anything
+        more_lines, titles, neighbours = await concurrently(
             lambda: self.memory.log.get_many(sorted(lines)),
             lambda: self.memory.sessions.titles(sessions),
+            lambda: self.memory.log.neighbour_texts(
+                found.entries.keys() | lines if judged_in_context else ()
+            ),
         )
         found.entries.update({e.id: e for e in more_lines})
         # What the viewer may not read in whole neither ranks nor shows: a passage holding
         # a hidden line is left out, not shown without it, as its place in the ranking
         # would tell that the query's words were said there.
-        readable = self._readable(found.chunks, found.entries)
+        readable = self._readable(found.chunks, found.entries, neighbours)
 
         def kept(ranking: list[Key]) -> list[Key]:
             return [key for key in ranking if key in readable]
@@ -242,19 +247,30 @@ class SessionSearch:
 
         return [key for key, _, _ in fused if spoken_share(speakers(key), named) > 0.5]
 
-    def _readable(self, chunks: dict[int, Chunk], entries: dict[int, Entry]) -> set[Key]:
-        """The candidates this viewer may read whole."""
+    def _readable(
+        self,
+        chunks: dict[int, Chunk],
+        entries: dict[int, Entry],
+        neighbours: Mapping[int, tuple[str | None, str | None]],
+    ) -> set[Key]:
+        """The candidates this viewer may read whole: a line that names nothing hidden, by
+        itself or with the line before or after it (`neighbours`: a name split in two)."""
         if self.view.npc_id is None:
             return {("chunk", i) for i in chunks} | {("entry", i) for i in entries}
         scope = self.scope
         withheld = set(self.filters.withheld_sessions)
 
+        redactor = scope.redactor
+
         def line_readable(entry: Entry) -> bool:
+            before, after = neighbours.get(entry.id, (None, None))
             return not (
                 entry.dm_only
                 or entry.session_id in withheld
                 or entry.npc_id in scope.hidden_ids
-                or scope.redactor.mentions_hidden(f"{entry.speaker_name}: {entry.text}")
+                or redactor.mentions_hidden(f"{entry.speaker_name}: {entry.text}")
+                or (before is not None and redactor.mentions_hidden_across(before, entry.text))
+                or (after is not None and redactor.mentions_hidden_across(entry.text, after))
             )
 
         lines = {i for i, entry in entries.items() if line_readable(entry)}
