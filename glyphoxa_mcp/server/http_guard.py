@@ -3,12 +3,17 @@
 A web page in the DM's browser can make requests to the server (its own origin, or a name it
 re-points at the server's address). Two checks stop it: the Host header must name the server
 (loopback names, or a host the operator allowed), else 421; an Origin header, when a browser
-sends one, must be the server's own or one the operator allowed, else 403.
+sends one, must be the server's own or one the operator allowed, else 403. Before both, the
+Host header must be one well-formed host (`parse_host`), else 400: a value two parsers could
+read differently is where such checks are slipped past.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from starlette.responses import JSONResponse
@@ -17,16 +22,52 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from glyphoxa_mcp.access import is_loopback
 
 
-def _split_host(header: str) -> tuple[str, str | None]:
-    """'Example.org:8765' -> ('example.org', '8765'); '[::1]:80' -> ('::1', '80')."""
-    header = header.strip().lower()
-    if header.startswith("["):
-        name, _, rest = header[1:].partition("]")
-        return name, rest[1:] if rest.startswith(":") else None
-    name, sep, port = header.rpartition(":")
-    if not sep or ":" in name:  # no port, or a bare IPv6 address
-        return header, None
-    return name, port
+@dataclass(frozen=True)
+class HostHeader:
+    name: str
+    """Lower case; an IPv6 address without its brackets."""
+    port: int | None
+
+
+# A DNS label; '_' too, as container and intranet names have it.
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
+_NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
+_PORT = re.compile(r":([0-9]{1,5})")
+MAX_NAME = 253
+
+
+def parse_host(header: str) -> HostHeader | None:
+    """A Host header as one host and an optional port ('Example.org:8765', '127.0.0.1',
+    '[::1]:80'), or None when it is anything else: several hosts, userinfo ('a@b'),
+    whitespace, a bare or zoned IPv6 address, a port out of range, trailing characters.
+    A header that could be read two ways is refused, never guessed at."""
+    value = header.lower()
+    if value.startswith("["):
+        address, bracket, rest = value[1:].partition("]")
+        if not bracket or "%" in address:
+            return None
+        try:
+            name = str(ipaddress.IPv6Address(address))
+        except ValueError:
+            return None
+    else:
+        name, colon, port_text = value.partition(":")
+        rest = colon + port_text
+        if len(name) > MAX_NAME or not _NAME.fullmatch(name):
+            return None
+        # A name ending in a number is an IPv4 address (as URL parsers read it), and must be
+        # a whole one.
+        if name.rpartition(".")[2].isdigit():
+            try:
+                name = str(ipaddress.IPv4Address(name))
+            except ValueError:
+                return None
+    if not rest:
+        return HostHeader(name, None)
+    port = _PORT.fullmatch(rest)
+    if port is None or not 1 <= int(port.group(1)) <= 65535:
+        return None
+    return HostHeader(name, int(port.group(1)))
 
 
 class HostRules:
@@ -37,13 +78,13 @@ class HostRules:
         self.hosts = frozenset(h.strip().lower() for h in hosts if h.strip())
         self.origins = frozenset(o.strip().lower().rstrip("/") for o in origins if o.strip())
 
-    def host_allowed(self, header: str | None) -> bool:
-        if not header:
-            return False
-        name, port = _split_host(header)
-        if is_loopback(name):
+    def host_allowed(self, host: HostHeader) -> bool:
+        if is_loopback(host.name):
             return True
-        return name in self.hosts or (port is not None and f"{name}:{port}" in self.hosts)
+        names = {host.name, f"[{host.name}]"} if ":" in host.name else {host.name}
+        if host.port is not None:
+            names |= {f"{name}:{host.port}" for name in set(names)}
+        return not names.isdisjoint(self.hosts)
 
     def origin_allowed(self, origin: str | None, host_header: str | None) -> bool:
         """An absent Origin is a non-browser client; 'null' and foreign origins are refused."""
@@ -73,8 +114,18 @@ class HostGuard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        hosts = [v.decode("latin-1") for k, v in scope["headers"] if k == b"host"]
         host = headers.get("host")
-        if not self.rules.host_allowed(host):
+        parsed = parse_host(hosts[0]) if len(hosts) == 1 else None
+        if parsed is None:
+            refusal = JSONResponse(
+                {
+                    "error": "The request needs one Host header naming one host (a name, an "
+                    "IPv4 address or a bracketed IPv6 address), with an optional :port."
+                },
+                status_code=400,
+            )
+        elif not self.rules.host_allowed(parsed):
             refusal = JSONResponse(
                 {"error": "This server does not answer to that Host; see --allowed-host."},
                 status_code=421,

@@ -310,3 +310,36 @@ def test_no_auth_on_a_public_address_refuses_to_start(capsys: pytest.CaptureFixt
     assert code == 2
     assert "--auth none" in err and "loopback" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+async def raw_status(base: str, request: bytes) -> int:
+    """The status a raw HTTP request gets: the bytes go as written, no client fixes them."""
+    host, port = base.removeprefix("http://").split(":")
+    with anyio.fail_after(10):
+        async with await anyio.connect_tcp(host, int(port)) as stream:
+            await stream.send(request)
+            answer = b""
+            while b"\r\n" not in answer:
+                answer += await stream.receive()
+    return int(answer.split(b" ")[1])
+
+
+@pytest.mark.parametrize(
+    "host_lines",
+    [
+        b"Host: 127.0.0.1@evil.example\r\n",
+        b"Host: localhost, evil.example\r\n",
+        b"Host: local host\r\n",
+        b"Host: localhost:99999\r\n",
+        b"Host: localhost:80junk\r\n",
+        b"Host: ::1\r\n",
+        b"Host: localhost\r\nHost: evil.example\r\n",
+    ],
+)
+async def test_a_malformed_host_header_is_a_bad_request(table: Table, host_lines: bytes) -> None:
+    for path in (b"/c/demo/npc/ysolde/standard/mcp", b"/healthz"):
+        request = b"GET " + path + b" HTTP/1.1\r\n" + host_lines + b"Connection: close\r\n\r\n"
+        assert await raw_status(table.base, request) == 400
+    # The same request with a well-formed Host still passes the guard.
+    plain = b"GET /healthz HTTP/1.1\r\nHost: localhost:8765\r\nConnection: close\r\n\r\n"
+    assert await raw_status(table.base, plain) == 200
