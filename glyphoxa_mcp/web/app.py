@@ -23,7 +23,7 @@ from glyphoxa_mcp.app import App
 from glyphoxa_mcp.errors import DatabaseUnavailableError, InvalidInputError, NotFoundError
 from glyphoxa_mcp.server.http_guard import HostGuard, HostRules
 from glyphoxa_mcp.server.token_gate import TokenGate
-from glyphoxa_mcp.web.browser_sessions import BrowserSessions
+from glyphoxa_mcp.web.browser_sessions import BrowserSessions, SignInLimits
 from glyphoxa_mcp.web.desk import (
     SESSION_STATE,
     Desk,
@@ -143,11 +143,16 @@ def desk_routes() -> list[BaseRoute]:
 
 
 def build_desk(
-    app: App, gate: TokenGate, rules: HostRules, *, only_campaign: str | None = None
+    app: App,
+    gate: TokenGate,
+    rules: HostRules,
+    *,
+    only_campaign: str | None = None,
+    sign_ins: SignInLimits | None = None,
 ) -> ASGIApp:
     """The desk over `app`. With token auth (`gate.required`), a browser signs in with a DM
     token and may use that campaign; without, every campaign (or `only_campaign`)."""
-    sessions = BrowserSessions()
+    sessions = BrowserSessions(sign_ins)
     desk = Desk(app, sessions, gate, make_templates(), only_campaign)
     starlette = Starlette(
         routes=desk_routes(),

@@ -86,7 +86,7 @@ async def campaign_memory(request: Request) -> CampaignMemory:
             await desk.gate.admit(f"Bearer {session.dm_token}", Viewer.dm(campaign), None)
         except Refused as refusal:
             desk.sessions.end(session)
-            replace_session(request, desk.sessions.start())
+            replace_session(request, desk.sessions.visitor())
             raise SignInNeeded(refusal.message) from None
     memory = desk.app.memory(campaign)
     await memory.campaign()

@@ -1,7 +1,7 @@
-"""ASGI middleware in front of every page: the browser session its cookie names (a new one on
-a first visit), the cookie set again when the page changed the session (signing in or out),
-headers that keep pages out of caches, frames and other sites' scripts, and a bound on what
-a request may send."""
+"""ASGI middleware in front of every page: the browser session its cookie names (a visitor,
+stored nowhere, without one), the cookie set again when the page changed the session
+(signing in or out), a visitor's notes kept for its next page, headers that keep pages out
+of caches, frames and other sites' scripts, and a bound on what a request may send."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class SessionCookies:
             )
             return
         given = cookie_parser(headers.get("cookie", "")).get(COOKIE)
-        session = self.sessions.find(given) or self.sessions.start()
+        session = self.sessions.for_cookie(given)
         scope.setdefault("state", {})[SESSION_STATE] = session
         secure = scope.get("scheme") == "https"
         received = 0
@@ -72,6 +72,8 @@ class SessionCookies:
                 for name, value in PAGE_HEADERS.items():
                     response_headers[name] = value
                 current = scope["state"][SESSION_STATE]
+                # The page is made by now: what it did not show waits for the next one.
+                self.sessions.keep(current)
                 if current.id != given:
                     response_headers.append("Set-Cookie", cookie_header(current, secure))
             await send(message)

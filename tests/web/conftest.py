@@ -30,6 +30,7 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import NewEntity
 from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.web.app import build_desk
+from glyphoxa_mcp.web.browser_sessions import SignInLimits
 from tests.conftest import (
     DatabaseFactory,
     PostgresForTests,
@@ -112,6 +113,12 @@ class DeskClient:
 
     http: httpx.AsyncClient
     db: Database
+    desk: httpx.ASGITransport
+    """The same desk, for another browser (`stranger`)."""
+
+    def stranger(self) -> httpx.AsyncClient:
+        """Another browser, without this one's cookie."""
+        return httpx.AsyncClient(transport=self.desk, base_url=BASE_URL)
 
     @property
     def memory(self) -> CampaignMemory:
@@ -134,12 +141,15 @@ class DeskClient:
 
 
 @contextlib.asynccontextmanager
-async def desk_over(db: Database, embedder: Embedder, gate: TokenGate) -> AsyncIterator[DeskClient]:
-    asgi = build_desk(App(Settings(), db, embedder, chat=None), gate, HostRules())
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=asgi), base_url=BASE_URL
-    ) as http:
-        yield DeskClient(http, db)
+async def desk_over(
+    db: Database, embedder: Embedder, gate: TokenGate, sign_ins: SignInLimits | None = None
+) -> AsyncIterator[DeskClient]:
+    asgi = build_desk(
+        App(Settings(), db, embedder, chat=None), gate, HostRules(), sign_ins=sign_ins
+    )
+    transport = httpx.ASGITransport(app=asgi)
+    async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as http:
+        yield DeskClient(http, db, transport)
 
 
 @pytest.fixture

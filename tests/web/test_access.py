@@ -10,10 +10,12 @@ import anyio
 import pytest
 
 from glyphoxa_mcp.access import Viewer
-from glyphoxa_mcp.server.token_gate import RECHECK_S
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.server.token_gate import RECHECK_S, TokenGate
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
-from glyphoxa_mcp.web.browser_sessions import COOKIE
-from tests.web.conftest import FORM_TOKEN, DeskClient
+from glyphoxa_mcp.web.browser_sessions import COOKIE, SignInLimits
+from tests.web.conftest import FORM_TOKEN, DeskClient, desk_over
 
 
 async def dm_token(desk: DeskClient, campaign: str = "demo") -> str:
@@ -197,3 +199,36 @@ async def test_without_auth_the_desk_lists_the_campaigns(reading_desk: DeskClien
 
     assert 'href="/c/demo/review">demo</a>' in page.text
     assert (await reading_desk.get("/login")).headers["location"] == "/"
+
+
+@pytest.mark.slow
+async def test_requests_without_a_cookie_never_sign_the_dm_out(token_desk: DeskClient) -> None:
+    """Issue 27: the desk kept 2,000 browser sessions and dropped the oldest, so 2,001
+    requests without a cookie signed the DM out. A visitor is stored nowhere now."""
+    await sign_in(token_desk, await dm_token(token_desk))
+
+    async with token_desk.stranger() as stranger:
+        for _ in range(2_001):
+            stranger.cookies.clear()
+            assert (await stranger.get("/c/demo/review")).status_code == 303
+
+    page = await token_desk.get("/c/demo/review")
+    assert page.status_code == 200 and 'action="/logout"' in page.text
+
+
+async def test_a_full_desk_refuses_a_new_sign_in_and_keeps_the_ones_it_has(
+    desk_db: Database, desk_embedder: Embedder
+) -> None:
+    gate = TokenGate(AccessTokens(desk_db))
+    async with desk_over(desk_db, desk_embedder, gate, SignInLimits(max_sign_ins=1)) as first:
+        token = await dm_token(first)
+        await sign_in(first, token)
+
+        async with first.stranger() as other:
+            second = DeskClient(other, first.db, first.desk)
+            refused = await sign_in(second, token)
+            assert (await other.get("/c/demo/review")).status_code == 303
+
+        assert "The desk holds 1 sign-ins, its most; none was ended to make room." in refused
+        assert "--max-sign-ins" in refused and 'type="password"' in refused
+        assert (await first.get("/c/demo/review")).status_code == 200

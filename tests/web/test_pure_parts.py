@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from glyphoxa_mcp.storage.models import TextCorrection
-from glyphoxa_mcp.web.browser_sessions import IDLE_S, MAX_SESSIONS, BrowserSessions
+from glyphoxa_mcp.web.browser_sessions import (
+    MAX_VISITOR_NOTES,
+    BrowserSessions,
+    SignInLimits,
+    SignInsFull,
+)
 from glyphoxa_mcp.web.forms import local_path
 from glyphoxa_mcp.web.paging import Paging, page_holding, page_link
 from glyphoxa_mcp.web.transcript import Segment, segments
@@ -83,28 +88,66 @@ def test_a_form_only_ever_sends_the_browser_to_a_page_of_this_site(
     assert local_path(given) == kept
 
 
-def test_browser_sessions_expire_when_idle_and_sign_in_starts_a_new_one() -> None:
+def test_a_sign_in_ends_when_idle_and_at_its_lifetime_and_gets_a_new_id() -> None:
     now = [0.0]
-    sessions = BrowserSessions(clock=lambda: now[0])
-    visitor = sessions.start()
+    sessions = BrowserSessions(SignInLimits(idle_s=60, lifetime_s=150), clock=lambda: now[0])
+    visitor = sessions.for_cookie(None)
 
     signed_in = sessions.sign_in(visitor, "demo", "gxm_token")
-    now[0] += IDLE_S - 1
-    assert sessions.find(signed_in.id) is signed_in
-    now[0] += IDLE_S + 1
-
-    assert sessions.find(visitor.id) is None  # ended at sign-in
-    assert sessions.find(signed_in.id) is None  # idle too long
     assert signed_in.id != visitor.id and signed_in.form_token != visitor.form_token
-    assert signed_in.form_token_matches(signed_in.form_token)
     assert not signed_in.form_token_matches(visitor.form_token)
+    for _ in range(2):  # used every 59 s: not idle
+        now[0] += 59
+        assert sessions.for_cookie(signed_in.id) is signed_in
+    now[0] += 59  # 177 s old: past its lifetime, however used
+    assert not sessions.for_cookie(signed_in.id).signed_in
+
+    idle = sessions.sign_in(sessions.for_cookie(None), "demo", "gxm_token")
+    now[0] += 61
+    assert not sessions.for_cookie(idle.id).signed_in
+    assert sessions.signed_in_count == 0
 
 
-def test_the_oldest_browser_sessions_make_room_for_new_ones() -> None:
+def test_a_visitor_is_stored_nowhere_and_its_form_token_belongs_to_its_cookie() -> None:
     sessions = BrowserSessions()
-    first = sessions.start()
 
-    for _ in range(MAX_SESSIONS):
-        sessions.start()
+    visitors = [sessions.for_cookie(None) for _ in range(5_000)]
 
-    assert sessions.find(first.id) is None
+    assert sessions.signed_in_count == 0
+    again = sessions.for_cookie(visitors[0].id)
+    assert not again.signed_in and again.form_token_matches(visitors[0].form_token)
+    assert not again.form_token_matches(visitors[1].form_token)
+    # Another process (another secret) does not take this one's form tokens.
+    assert not BrowserSessions().for_cookie(visitors[0].id).form_token_matches(again.form_token)
+    assert sessions.for_cookie("not a cookie of ours").id != "not a cookie of ours"
+
+
+def test_a_full_desk_refuses_a_sign_in_and_ends_none_to_make_room() -> None:
+    sessions = BrowserSessions(SignInLimits(max_sign_ins=2))
+    held = [sessions.sign_in(sessions.for_cookie(None), "demo", "gxm_token") for _ in range(2)]
+
+    with pytest.raises(SignInsFull, match="raise the limit"):
+        sessions.sign_in(sessions.for_cookie(None), "demo", "gxm_token")
+
+    assert all(sessions.for_cookie(s.id) is s for s in held)
+    # Signing in again from a signed-in browser takes its own place.
+    assert sessions.sign_in(held[0], "demo", "gxm_token").signed_in
+    assert sessions.signed_in_count == 2
+
+
+def test_a_visitors_notes_wait_for_its_next_page_in_a_store_of_their_own() -> None:
+    sessions = BrowserSessions(SignInLimits(max_sign_ins=1))
+    dm = sessions.sign_in(sessions.for_cookie(None), "demo", "gxm_token")
+    visitor = sessions.for_cookie(None)
+    visitor.note("ok", "Signed out.")
+    sessions.keep(visitor)
+
+    for _ in range(MAX_VISITOR_NOTES):
+        crowd = sessions.for_cookie(None)
+        crowd.note("error", "token: Unknown token.")
+        sessions.keep(crowd)
+
+    assert sessions.for_cookie(visitor.id).notes == []  # the oldest notes made room
+    assert sessions.for_cookie(dm.id) is dm  # a sign-in never does
+    returning = sessions.for_cookie(crowd.id)
+    assert [n.text for n in returning.take_notes()] == ["token: Unknown token."]

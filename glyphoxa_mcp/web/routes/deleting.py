@@ -90,7 +90,7 @@ async def delete_the_campaign(request: Request) -> Response:
             also += f"; its branches {', '.join(deleted.branches_kept)} are campaigns of their own"
         # Its DM token went with it: this browser is signed out.
         desk.sessions.end(act.session)
-        fresh = desk.sessions.start()
+        fresh = desk.sessions.visitor()
         replace_session(request, fresh)
         fresh.note(
             "ok",

@@ -13,6 +13,7 @@ from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.server.token_gate import Refused
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+from glyphoxa_mcp.web.browser_sessions import SignInsFull
 from glyphoxa_mcp.web.desk import (
     acting,
     browser_session,
@@ -77,7 +78,12 @@ async def sign_in(request: Request) -> Response:
             act.session.note("error", f"token: {refusal.message}")
             act.back = "/login"
             return act.response
-        signed_in = desk.sessions.sign_in(act.session, form.campaign, form.token)
+        try:
+            signed_in = desk.sessions.sign_in(act.session, form.campaign, form.token)
+        except SignInsFull as full:
+            act.session.note("error", str(full))
+            act.back = "/login"
+            return act.response
         replace_session(request, signed_in)
         signed_in.note("ok", f"Signed in as the DM of {form.campaign!r}.")
         if act.back == "/login" or not act.back.startswith(f"/c/{form.campaign}/"):
@@ -90,7 +96,7 @@ async def sign_out(request: Request) -> Response:
     async with acting(request, "/") as act:
         await act.form(NoFields)
         desk.sessions.end(act.session)
-        fresh = desk.sessions.start()
+        fresh = desk.sessions.visitor()
         replace_session(request, fresh)
         fresh.note("ok", "Signed out.")
         act.back = "/login" if desk.gate.required else "/"
