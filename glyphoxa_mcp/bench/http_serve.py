@@ -24,7 +24,7 @@ from httpx2 import AsyncClient as HttpClient
 from httpx2 import TransportError
 
 from glyphoxa_mcp.access import is_loopback
-from glyphoxa_mcp.bench.load import log_counts
+from glyphoxa_mcp.bench.load import MAX_CLIENTS, log_counts
 from glyphoxa_mcp.bench.operations import BenchError
 from glyphoxa_mcp.errors import InvalidInputError
 
@@ -49,6 +49,8 @@ def serve_command(host: str, port: int) -> list[str]:
         sys.executable,
         *("-m", "glyphoxa_mcp", "serve", "--transport", "http", "--auth", "token"),
         *("--host", host, "--port", str(port), "--log-level", "WARNING"),
+        # Every client of a viewer shares its token: the cap must not stop the largest run.
+        *("--max-sessions-per-token", str(MAX_CLIENTS)),
     ]
 
 

@@ -9,6 +9,7 @@ import os
 from glyphoxa_mcp.access import is_loopback
 from glyphoxa_mcp.cli.options import env_option
 from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.server.http_limits import DEFAULT_BODY_TIMEOUT_S, DEFAULT_HEADER_TIMEOUT_S
 
 
 def add_http_options(
@@ -35,6 +36,23 @@ def add_http_options(
         metavar="URL",
         help="a browser Origin to accept besides loopback pages, e.g. https://vtt.example "
         "(repeat for more) [env GLYPHOXA_ALLOWED_ORIGINS, comma-separated]",
+    )
+    env_option(
+        group,
+        "--header-timeout-s",
+        env="GLYPHOXA_HEADER_TIMEOUT_S",
+        help="close a connection that has not sent a whole request head this long after "
+        "opening or after its last answer",
+        default=f"{DEFAULT_HEADER_TIMEOUT_S:g}",
+        metavar="S",
+    )
+    env_option(
+        group,
+        "--body-timeout-s",
+        env="GLYPHOXA_BODY_TIMEOUT_S",
+        help="answer 408 and close when a request's body is not in this long after its head",
+        default=f"{DEFAULT_BODY_TIMEOUT_S:g}",
+        metavar="S",
     )
 
 

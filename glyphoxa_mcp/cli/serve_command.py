@@ -33,6 +33,12 @@ from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
 from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.server.http_limits import (
+    DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_HEADER_TIMEOUT_S,
+    DEFAULT_MAX_SESSIONS_PER_TOKEN,
+    HttpTimeouts,
+)
 from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, tier_policy
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
@@ -61,6 +67,12 @@ class ServeSettings(BaseModel):
     fast_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.FAST], gt=0)
     standard_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.STANDARD], gt=0)
     deep_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.DEEP], gt=0)
+    max_sessions_per_token: int = Field(default=DEFAULT_MAX_SESSIONS_PER_TOKEN, ge=1)
+    header_timeout_s: float = Field(default=DEFAULT_HEADER_TIMEOUT_S, gt=0)
+    body_timeout_s: float = Field(default=DEFAULT_BODY_TIMEOUT_S, gt=0)
+
+    def timeouts(self) -> HttpTimeouts:
+        return HttpTimeouts(self.header_timeout_s, self.body_timeout_s)
 
     def deadline_ms(self, tier: Tier) -> int:
         return int(getattr(self, f"{tier.value.lower()}_deadline_ms"))
@@ -102,6 +114,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         auth_help="token: every request needs a bearer token; none: the path alone decides, "
         "allowed only when --host is loopback",
     )
+    env_option(
+        http,
+        "--max-sessions-per-token",
+        env="GLYPHOXA_MAX_SESSIONS_PER_TOKEN",
+        help="streamable HTTP sessions and SSE streams one token may hold open at once; past "
+        "it a new one gets 429 until one closes (without auth: per viewer)",
+        default=DEFAULT_MAX_SESSIONS_PER_TOKEN,
+        metavar="N",
+    )
     for tier in Tier:
         name = tier.value.lower()
         env_option(
@@ -134,6 +155,9 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
             "allowed_hosts": allowed_hosts(args),
             "allowed_origins": allowed_origins(args),
             "metrics_token": os.environ.get("GLYPHOXA_METRICS_TOKEN") or None,
+            "max_sessions_per_token": args.max_sessions_per_token,
+            "header_timeout_s": args.header_timeout_s,
+            "body_timeout_s": args.body_timeout_s,
             **{
                 f"{t.value.lower()}_deadline_ms": getattr(args, f"{t.value.lower()}_deadline_ms")
                 for t in Tier
@@ -235,6 +259,7 @@ async def _serve_http(
         single=single,
         default_tier=settings.tier,
         metrics_token=settings.metrics_token,
+        max_sessions_per_token=settings.max_sessions_per_token,
     )
     base = f"http://{_url_host(settings.host)}:{settings.port}"
     if single is None:
@@ -254,7 +279,7 @@ async def _serve_http(
         f"{base}/metrics",
         file=sys.stderr,
     )
-    await serve_http(http_app, sock, log_level)
+    await serve_http(http_app, sock, log_level, settings.timeouts())
 
 
 def _url_host(host: str) -> str:

@@ -22,11 +22,23 @@ from glyphoxa_mcp.cli.options import (
     env_option,
 )
 from glyphoxa_mcp.config import settings_from
+from glyphoxa_mcp.server.http_limits import (
+    DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_HEADER_TIMEOUT_S,
+    HttpTimeouts,
+)
 from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+from glyphoxa_mcp.web.browser_sessions import SignInLimits
 
 DEFAULT_PORT = 8766
 # Not serve's GLYPHOXA_HOST and GLYPHOXA_PORT: both may run on one machine.
 HOST_ENV, PORT_ENV = "GLYPHOXA_WEB_HOST", "GLYPHOXA_WEB_PORT"
+SIGN_IN_ENV = {
+    "sign_in_idle_minutes": "GLYPHOXA_WEB_SIGN_IN_IDLE_MINUTES",
+    "sign_in_lifetime_hours": "GLYPHOXA_WEB_SIGN_IN_LIFETIME_HOURS",
+    "max_sign_ins": "GLYPHOXA_WEB_MAX_SIGN_INS",
+}
+DEFAULT_SIGN_INS = SignInLimits()
 
 
 class WebSettings(BaseModel):
@@ -38,6 +50,21 @@ class WebSettings(BaseModel):
     auth: Literal["token", "none"] = "token"
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    sign_in_idle_minutes: float = Field(default=DEFAULT_SIGN_INS.idle_s / 60, gt=0)
+    sign_in_lifetime_hours: float = Field(default=DEFAULT_SIGN_INS.lifetime_s / 3600, gt=0)
+    max_sign_ins: int = Field(default=DEFAULT_SIGN_INS.max_sign_ins, ge=1)
+    header_timeout_s: float = Field(default=DEFAULT_HEADER_TIMEOUT_S, gt=0)
+    body_timeout_s: float = Field(default=DEFAULT_BODY_TIMEOUT_S, gt=0)
+
+    def timeouts(self) -> HttpTimeouts:
+        return HttpTimeouts(self.header_timeout_s, self.body_timeout_s)
+
+    def sign_ins(self) -> SignInLimits:
+        return SignInLimits(
+            idle_s=self.sign_in_idle_minutes * 60,
+            lifetime_s=self.sign_in_lifetime_hours * 3600,
+            max_sign_ins=self.max_sign_ins,
+        )
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,6 +92,30 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         auth_help="token: sign in with a DM token; none: no sign-in, allowed only when --host "
         "is loopback",
     )
+    env_option(
+        http,
+        "--sign-in-idle-minutes",
+        env=SIGN_IN_ENV["sign_in_idle_minutes"],
+        help="a sign-in unused this long ends",
+        default=f"{DEFAULT_SIGN_INS.idle_s / 60:g}",
+        metavar="MINUTES",
+    )
+    env_option(
+        http,
+        "--sign-in-lifetime-hours",
+        env=SIGN_IN_ENV["sign_in_lifetime_hours"],
+        help="a sign-in this old ends, however used",
+        default=f"{DEFAULT_SIGN_INS.lifetime_s / 3600:g}",
+        metavar="HOURS",
+    )
+    env_option(
+        http,
+        "--max-sign-ins",
+        env=SIGN_IN_ENV["max_sign_ins"],
+        help="sign-ins held at once; past it a new sign-in is refused (none is ended)",
+        default=DEFAULT_SIGN_INS.max_sign_ins,
+        metavar="N",
+    )
     add_database_options(web)
     # Retcons and new relationships are embedded as they are written; search embeds queries.
     add_embedder_options(web)
@@ -81,8 +132,13 @@ def web_settings(args: argparse.Namespace) -> WebSettings:
             "auth": args.auth,
             "allowed_hosts": allowed_hosts(args),
             "allowed_origins": allowed_origins(args),
+            "sign_in_idle_minutes": args.sign_in_idle_minutes,
+            "sign_in_lifetime_hours": args.sign_in_lifetime_hours,
+            "max_sign_ins": args.max_sign_ins,
+            "header_timeout_s": args.header_timeout_s,
+            "body_timeout_s": args.body_timeout_s,
         },
-        env={"host": HOST_ENV, "port": PORT_ENV},
+        env={"host": HOST_ENV, "port": PORT_ENV, **SIGN_IN_ENV},
     )
     check_auth(settings.auth, settings.host, "every campaign's secrets")
     return settings
@@ -107,6 +163,7 @@ async def run_web(args: argparse.Namespace) -> int:
                 TokenGate(AccessTokens(app.db) if settings.auth == "token" else None),
                 HostRules(settings.allowed_hosts, settings.allowed_origins),
                 only_campaign=settings.campaign,
+                sign_ins=settings.sign_ins(),
             )
             host = f"[{settings.host}]" if ":" in settings.host else settings.host
             auth = (
@@ -118,5 +175,5 @@ async def run_web(args: argparse.Namespace) -> int:
                 f"glyphoxa-mcp: the DM's desk at http://{host}:{settings.port}/ ; {auth}",
                 file=sys.stderr,
             )
-            await serve_http(desk, sock, args.log_level)
+            await serve_http(desk, sock, args.log_level, settings.timeouts())
     return 0

@@ -26,8 +26,10 @@ from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recording.recorder import Recorder
 from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.envelope import EnvelopeCheck
 from glyphoxa_mcp.server.metrics import Metrics
 from glyphoxa_mcp.server.recorder import build_recorder_server
+from glyphoxa_mcp.server.session_caps import MCP_PATH, SESSION_IDLE_S, SSE_PATH
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import Tier, TierPolicy
@@ -35,8 +37,6 @@ from glyphoxa_mcp.server.tool_names import NameStyle
 
 log = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp"
-SSE_PATH = "/sse"
 MESSAGE_PATH = "/messages/"
 # The HostGuard in front of every route checks Host and Origin; the SDK's own check would
 # apply a second, different list.
@@ -193,12 +193,16 @@ class EndpointRegistry:
         await self._tasks.start(run)
 
 
-def _http_app(server: MCPServer) -> Starlette:
-    """Streamable HTTP at /mcp and SSE at /sse (messages to /messages/) for one server."""
+def _http_app(server: MCPServer) -> ASGIApp:
+    """Streamable HTTP at /mcp and SSE at /sse (messages to /messages/) for one server, a
+    message that is not JSON-RPC answered in one line before the SDK sees it."""
     streamable = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, transport_security=NO_SDK_HOST_CHECK
+        streamable_http_path=MCP_PATH,
+        transport_security=NO_SDK_HOST_CHECK,
+        # Named, not left to the SDK's default: SessionCaps frees a slot by the same rule.
+        session_idle_timeout=SESSION_IDLE_S,
     )
     sse = server.sse_app(
         sse_path=SSE_PATH, message_path=MESSAGE_PATH, transport_security=NO_SDK_HOST_CHECK
     )
-    return Starlette(routes=[*streamable.routes, *sse.routes])
+    return EnvelopeCheck(Starlette(routes=[*streamable.routes, *sse.routes]))

@@ -43,8 +43,11 @@ from glyphoxa_mcp.errors import (
 )
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, is_endpoint_path
 from glyphoxa_mcp.server.http_guard import HostGuard, HostRules
+from glyphoxa_mcp.server.http_limits import DEFAULT_MAX_SESSIONS_PER_TOKEN, HttpTimeouts
 from glyphoxa_mcp.server.in_flight import SHUTDOWN_GRACE_S
 from glyphoxa_mcp.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from glyphoxa_mcp.server.session_caps import SessionCaps
+from glyphoxa_mcp.server.slow_clients import deadline_protocol
 from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.server.token_gate import Refused, TokenGate
 
@@ -94,13 +97,17 @@ class ViewerDoor:
     """Mounted at a path that names a viewer: admits the request as that viewer and hands it
     to the viewer's endpoint of the tier the path names."""
 
-    def __init__(self, registry: EndpointRegistry, gate: TokenGate, viewer_of: ViewerOf) -> None:
+    def __init__(
+        self, registry: EndpointRegistry, gate: TokenGate, caps: SessionCaps, viewer_of: ViewerOf
+    ) -> None:
         self.registry = registry
         self.gate = gate
+        self.caps = caps
         self.viewer_of = viewer_of
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not is_endpoint_path(_route_path(scope)):
+        route_path = _route_path(scope)
+        if not is_endpoint_path(route_path):
             await _refuse(scope, receive, send, 404, "Not found.")
             return
         try:
@@ -131,7 +138,11 @@ class ViewerDoor:
             await _refuse(scope, receive, send, 503, "Memory unavailable; try again shortly.")
             return
         app = endpoints.apps[tier]
-        await self.gate.while_valid(grant, lambda: app(scope, receive, send))
+        # Without auth, the path's viewer stands for the token.
+        holder = f"token {grant.id}" if grant is not None else viewer.describe()
+        await self.gate.while_valid(
+            grant, lambda: self.caps.serve(holder, route_path, app, scope, receive, send)
+        )
 
 
 def build_http_app(
@@ -143,10 +154,13 @@ def build_http_app(
     single: Viewer | None = None,
     default_tier: Tier = Tier.STANDARD,
     metrics_token: str | None = None,
+    max_sessions_per_token: int = DEFAULT_MAX_SESSIONS_PER_TOKEN,
 ) -> ASGIApp:
     """The whole HTTP server. With `single`, only that viewer is served (also at the paths of
     a one-viewer server); otherwise every viewer of every campaign. /metrics (when the
-    registry keeps metrics) needs `metrics_token` as a bearer token when auth is on."""
+    registry keeps metrics) needs `metrics_token` as a bearer token when auth is on. Each
+    token may hold `max_sessions_per_token` sessions and SSE streams open at once."""
+    caps = SessionCaps(max_sessions_per_token)
 
     async def healthz(_request: Request) -> JSONResponse:
         healthy = await db.guard.confirm(HEALTH_TIMEOUT_S)
@@ -178,7 +192,7 @@ def build_http_app(
         return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
     def door(viewer_of: ViewerOf) -> ViewerDoor:
-        return ViewerDoor(registry, gate, viewer_of)
+        return ViewerDoor(registry, gate, caps, viewer_of)
 
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
@@ -241,19 +255,30 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(app: ASGIApp, sock: socket.socket, log_level: str) -> None:
-    """Serve `app` on `sock` (from `listening_socket`) until SIGINT or SIGTERM."""
-    host, port = sock.getsockname()[:2]
-    config = uvicorn.Config(
+def server_config(
+    app: ASGIApp, host: str, port: int, log_level: str, timeouts: HttpTimeouts
+) -> uvicorn.Config:
+    """uvicorn's settings for `app`: logs on stderr, the lifespan run, and the deadlines of
+    `timeouts` for clients slow to send a request (`slow_clients`)."""
+    return uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level=log_level.lower(),
         lifespan="on",
         log_config=log_config(),
+        http=deadline_protocol(timeouts),
         # On SIGINT or SIGTERM, calls in flight get this long to finish (the DEEP deadline is
         # 4 s by default); then they are cancelled and the server stops.
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )
+
+
+async def serve_http(
+    app: ASGIApp, sock: socket.socket, log_level: str, timeouts: HttpTimeouts
+) -> None:
+    """Serve `app` on `sock` (from `listening_socket`) until SIGINT or SIGTERM."""
+    host, port = sock.getsockname()[:2]
+    config = server_config(app, host, port, log_level, timeouts)
     with sock:
         await uvicorn.Server(config).serve(sockets=[sock])

@@ -15,6 +15,12 @@ from tests.cli.runner import run_in_process
         (("--port", "70000"), "--port / GLYPHOXA_WEB_PORT: Input should be less than or equal"),
         (("--auth", "maybe"), "--auth / GLYPHOXA_AUTH: Input should be 'token' or 'none'"),
         (("--campaign", "no spaces"), "--campaign / GLYPHOXA_CAMPAIGN: String should match"),
+        (("--max-sign-ins", "0"), "--max-sign-ins / GLYPHOXA_WEB_MAX_SIGN_INS: Input should be"),
+        (
+            ("--sign-in-idle-minutes", "0"),
+            "--sign-in-idle-minutes / GLYPHOXA_WEB_SIGN_IN_IDLE_MINUTES: Input should be",
+        ),
+        (("--body-timeout-s", "-1"), "--body-timeout-s / GLYPHOXA_BODY_TIMEOUT_S: Input should be"),
     ],
 )
 def test_bad_settings_exit_2_naming_the_flag(args: tuple[str, ...], says: str) -> None:

@@ -19,8 +19,9 @@ from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.providers.embeddings import offline_embedder
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
-from glyphoxa_mcp.server.hosting import build_http_app
+from glyphoxa_mcp.server.hosting import build_http_app, server_config
 from glyphoxa_mcp.server.http_guard import HostRules
+from glyphoxa_mcp.server.http_limits import DEFAULT_MAX_SESSIONS_PER_TOKEN, HttpTimeouts
 from glyphoxa_mcp.server.metrics import Metrics
 from glyphoxa_mcp.server.tiers import Tier, TierPolicy
 from glyphoxa_mcp.server.token_gate import TokenGate
@@ -50,9 +51,11 @@ async def serving(
     policies: dict[Tier, TierPolicy] | None = None,
     metrics: Metrics | None = None,
     metrics_token: str | None = None,
+    max_sessions_per_token: int = DEFAULT_MAX_SESSIONS_PER_TOKEN,
+    timeouts: HttpTimeouts | None = None,
 ) -> AsyncIterator[str]:
-    """The HTTP app on a free loopback port, in this process; its base URL. Deadlines are
-    unhurried unless `policies` are given."""
+    """The HTTP app on a free loopback port, in this process, with `serve`'s uvicorn settings;
+    its base URL. Deadlines are unhurried unless `policies` are given."""
     registry = EndpointRegistry(
         App(Settings(), db, offline_embedder(db.embedding_dim), chat=None),
         EndpointSettings(policies or {tier: unhurried(tier) for tier in Tier}, metrics=metrics),
@@ -65,10 +68,11 @@ async def serving(
         HostRules(["memory.example"], ["https://vtt.example"]),
         single=single,
         metrics_token=metrics_token,
+        max_sessions_per_token=max_sessions_per_token,
     )
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+        server_config(app, "127.0.0.1", port, "warning", timeouts or HttpTimeouts())
     )
     # A task of its own, not a task group's: pytest-asyncio tears fixtures down in another task.
     running = asyncio.create_task(server.serve())

@@ -207,6 +207,16 @@ async def test_sse_endpoints_per_tier(http_server: str) -> None:
         (("--npc", "grimjw"), {}, "Did you mean grimjaw"),
         (("--campaign", "nowhere"), {}, "No campaign 'nowhere'"),
         (("--port", "70000"), {}, "--port / GLYPHOXA_PORT"),
+        (
+            ("--max-sessions-per-token", "0"),
+            {},
+            "--max-sessions-per-token / GLYPHOXA_MAX_SESSIONS_PER_TOKEN",
+        ),
+        (
+            (),
+            {"GLYPHOXA_HEADER_TIMEOUT_S": "soon"},
+            "--header-timeout-s / GLYPHOXA_HEADER_TIMEOUT_S",
+        ),
     ],
 )
 def test_bad_serve_settings_exit_2_with_the_fix(
