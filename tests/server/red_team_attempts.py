@@ -36,6 +36,11 @@ NAMES = [
     "Sault Knives",
     "The Salt Knives' Cellar",
     "Session: The Salt Knives' Cellar",
+    "Salt_Knives",
+    "S.a.l.t K.n.i.v.e.s",
+    "salt-knives-gang",
+    "Salt-Knives-Cellar",
+    "salt-knives-den",
 ]
 QUESTIONS = [
     "smugglers",
@@ -49,9 +54,20 @@ QUESTIONS = [
     "was Dovrek on the water with a lantern",
     "is Berrit a member",
     "prep notes staged the theft",
+    "what do they call the smugglers at the harbour",
+    "gossip on the quay",
+    "waiting in the dark by the tar barrels",
     "what happened last session",
 ]
-SESSIONS = ["session-1", "session-2", "session-3", "session-4", "session-5"]
+SESSIONS = [
+    "session-1",
+    "session-2",
+    "session-3",
+    "session-4",
+    "session-5",
+    "session-6",
+    "salt-knives-den",
+]
 PEOPLE = [
     "Old Berrit",
     "Tarquel",
@@ -129,7 +145,7 @@ def _attempts(npc: str) -> Iterator[Attempt]:
     for query in ("Salt Knives", "cellar", "Dovrek", "Tarquel caravan", "Old Berrit"):
         # The red team reads at DEEP, whose policy expands through the graph.
         yield _tool("memory.search_sessions", query=query, top_k=10)
-    for speaker in ("Kael", "DM", "Brannoch"):
+    for speaker in ("Kael", "DM", "Brannoch", "Salt_Knives Boss", "Salt Knives Boss"):
         yield _tool("memory.search_sessions", query="Salt Knives cellar", speaker=speaker)
     for entity in [*PEOPLE, "Salt Knives", "Session: The Salt Knives' Cellar"]:
         yield _tool("memory.search_facts", query="what is known", entity=entity, top_k=10)
@@ -147,7 +163,7 @@ def _attempts(npc: str) -> Iterator[Attempt]:
     for ago in range(1, 6):
         yield _tool("memory.get_session_summary", sessions_ago=ago)
     yield _resource(hot_uri(npc))
-    for session in ("session-3", "session-4", "session-5"):
+    for session in ("session-3", "session-4", "session-5", "session-6", "salt-knives-den"):
         yield _resource(hot_uri(npc, session), session)
     for utterance in UTTERANCES:
         uri = PREFETCH_URI_TEMPLATE.replace("{npc_id}", npc).replace(
@@ -158,4 +174,5 @@ def _attempts(npc: str) -> Iterator[Attempt]:
     yield _resource(NPCS_URI)
     yield _completion(HOT_URI_TEMPLATE, "session", "")
     yield _completion(HOT_URI_TEMPLATE, "session", "session-")
+    yield _completion(HOT_URI_TEMPLATE, "session", "salt")
     yield _completion(HOT_URI_TEMPLATE, "npc_id", "")

@@ -18,7 +18,8 @@ from glyphoxa_mcp.demo import prepare
 from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession
+from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewSession
+from glyphoxa_mcp.storage.vocabulary import EntityType
 
 CAMPAIGN = "demo"
 
@@ -30,7 +31,34 @@ class Line:
     dm_only: bool = False
 
 
-PLAYERS = {"Kael": "p-kael", "Lyra": "p-lyra", "Sera": "p-sera", "DM": "dm"}
+PLAYERS = {
+    "Kael": "p-kael",
+    "Lyra": "p-lyra",
+    "Sera": "p-sera",
+    "DM": "dm",
+    "Salt_Knives Boss": "knife-boss",
+}
+SPELLED = [
+    "The Salt_Knives run the night market on the quay now.",
+    "*Salt* *Knives* is painted on the harbour crates again.",
+    "S.a.l.t K.n.i.v.e.s is chalked on the harbour wall.",
+    "S a l t  K n i v e s, the harbour boys spell it out.",
+    "The S\u0430lt \u041anives pay the harbour watch.",
+    "The \uff33\uff41\uff4c\uff54 \uff2b\uff4e\uff49\uff56\uff45\uff53 own the harbour fog.",
+    "Salt\u200bKnives whisper in the harbour fog.",
+    "The salt\u00adknives take a tithe at the harbour.",
+    "The Sa\u0301lt Kni\u0300ves meet at the harbour at dusk.",
+    "The salt-knives-gang met at the harbour.",
+    "SaltKnivesGang tags are on every harbour post.",
+    "The anti-salt-knives league meets at the harbour.",
+    "SALT-KNIVES-DEN is under the harbour, I swear it.",
+    "The Salt\u2014Knives and the Salt\u2010Knives, same harbour gang.",
+    "The Salt\u2026Knives, the Salt/Knives, call them what you like at the harbour.",
+]
+HARMLESS = "Pass the salt, the knives at the harbour inn are dull."
+# What the DM makes after play: a place named for the secret, open to everyone by its own
+# visibility, and still hidden from whoever may not know the Salt Knives.
+DM_ENTITY = NewEntity(type=EntityType.LOCATION, name="Salt-Knives-Cellar")
 NPCS = {
     "Brannoch": "brannoch",
     "Ilvenna": "ilvenna",
@@ -77,6 +105,29 @@ SESSIONS: dict[str, tuple[str, datetime, bool, list[Line]]] = {
             Line("Kael", "Let's ask Captain Ysolde about the crates in the cellar."),
         ],
     ),
+    # Every spelling a red team tried (issue 27): symbols inside the name, formatting
+    # around it, invisible and look-alike letters, letter by letter, compounds, a name split
+    # between two lines, and a speaker label naming it; one ordinary line that shares its
+    # words stays readable to everyone.
+    "session-6": (
+        "Gossip on the Quay",
+        datetime(2026, 4, 4, 19, tzinfo=UTC),
+        False,
+        [
+            Line("DM", "Gulls scream over the quay while the harbour wakes."),
+            *(Line(("Lyra", "Kael", "Sera")[i % 3], text) for i, text in enumerate(SPELLED)),
+            Line("Lyra", "The smugglers at the harbour have a name, they call them the Salt"),
+            Line("Lyra", "Knives, remember that when the tide turns."),
+            Line("Salt_Knives Boss", "Keep your mouth shut about the fog lanterns."),
+            Line("Sera", HARMLESS),
+        ],
+    ),
+    "salt-knives-den": (
+        "Down in the Den",
+        datetime(2026, 3, 30, 19, tzinfo=UTC),
+        False,
+        [Line("Kael", "We wait in the dark by the tar barrels until midnight.")],
+    ),
     "session-5": (
         "Session zero notes",
         datetime(2026, 3, 10, 18, tzinfo=UTC),
@@ -114,6 +165,7 @@ async def build(memory: CampaignMemory, embedder: Embedder) -> CampaignMemory:
         if dm_only:
             await demo.sessions.set_dm_only(session_id, True)
         await end_session(memory.db, CAMPAIGN, session_id, embedder)
+    await demo.graph.upsert_entity(DM_ENTITY)
     return demo
 
 
@@ -159,6 +211,20 @@ SECRETS = (
         "Dovrek on the water the Night of Lights (his secret, and a DM-only line)",
         frozenset({"dovrek"}),
         _pattern(r"Dovrek took part in The Night of Lights", r"Dovrek was out on the water"),
+    ),
+    Secret(
+        "the Salt Knives in every other spelling, a split name, a speaker, a session id",
+        frozenset({"berrit", "dovrek"}),
+        _pattern(
+            *(re.escape(text) for text in SPELLED),
+            r"call them the Salt",
+            r"Knives, remember that",
+            r"Salt_Knives Boss",
+            r"Keep your mouth shut",
+            r"salt-knives-den",
+            r"tar barrels until midnight",
+            r"Salt-Knives-Cellar",
+        ),
     ),
     Secret(
         "the DM's preparation session (DM-only)",

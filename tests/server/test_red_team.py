@@ -7,6 +7,7 @@ secret, which shows that the attempts reach them and the detector sees them."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from collections.abc import AsyncIterator
 
@@ -98,3 +99,13 @@ def test_the_detector_sees_every_form_the_table_used() -> None:
     for form in ("Salt Knife", "salt-knives", "SaltKnives", "Salt Knives'", "Salt Nives"):
         assert knives.search(form), form
         assert re.search(re.escape(form), said), form
+
+
+async def test_an_ordinary_line_that_shares_the_secrets_words_stays_readable(
+    red_team_dsn: str, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    async with client_of(red_team_dsn, offline_embedder, "ysolde") as client:
+        result = await client.call_tool(
+            "memory.search_sessions", {"query": "knives at the harbour inn are dull", "top_k": 5}
+        )
+    assert world.HARMLESS in json.dumps(result.structured_content, ensure_ascii=False)
