@@ -147,6 +147,8 @@ class MemoryBridge:
         )
 
     async def end_session(self, session_id: str, *, wait: bool = False) -> dict[str, Any]:
+        """End the session in the background; the answer is {session_id, state} only (state
+        ending, ended, or failed: call again to retry), nothing of what ending found."""
         return await self._record_call("session.end", {"session_id": session_id, "wait": wait})
 
     async def _record_call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -18,13 +18,13 @@ from typing import Literal
 
 import anyio
 from anyio.abc import TaskGroup
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
 from glyphoxa_mcp.correction.spans import apply_corrections, phonetic_spans
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError, NotFoundError
-from glyphoxa_mcp.pipeline.finish import EndReport, end_session
+from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.recording.live_index import LiveIndexer
 from glyphoxa_mcp.recording.utterances import (
     MAX_UTTERANCES_PER_CALL,
@@ -41,24 +41,15 @@ log = logging.getLogger(__name__)
 
 
 class EndState(BaseModel):
-    """Where ending a session has got to."""
+    """How far ending a session has got, and nothing of what ending it found: a recorder
+    reads nothing, and the session may be the DM's own (who took part, how it was
+    summarised and why it failed stay in the server's log and the DM's tools)."""
 
     session_id: str
-    state: Literal["ending", "ended", "failed"]
-    summary_source: Literal["llm", "extractive"] | None = None
-    llm_unreachable: str | None = None
-    participants: list[str] = []
-    error: str | None = None
-
-    @classmethod
-    def of(cls, report: EndReport) -> EndState:
-        return cls(
-            session_id=report.session_id,
-            state="ended",
-            summary_source=report.summary_source,
-            llm_unreachable=report.llm_unreachable,
-            participants=list(report.participants),
-        )
+    state: Literal["ending", "ended", "failed"] = Field(
+        description="ending: under way (call again, or wait); ended: done; failed: call "
+        "session.end again to retry."
+    )
 
 
 @dataclass
@@ -135,7 +126,8 @@ class Recorder:
         on_done: Callable[[EndState], Awaitable[None]] | None = None,
     ) -> Ending:
         """Stop the session's live work and end it in the background (as `session end`
-        does); asking again while it runs returns the same ending."""
+        does); asking again while it runs returns the same ending. Its state says how far it
+        got and nothing of what it found (that goes to the server's log)."""
         memory = self.memory_of(campaign)
         await self._session(memory, session_id)
         key = (campaign, session_id)
@@ -152,10 +144,19 @@ class Recorder:
                 report = await end_session(
                     self.app.db, campaign, session_id, self.app.embedder, chat=self.app.chat
                 )
-                ending.state = EndState.of(report)
+                log.info(
+                    "session %s of %s ended (%s summary%s)",
+                    session_id,
+                    campaign,
+                    report.summary_source,
+                    f"; LLM unreachable: {report.llm_unreachable}"
+                    if report.llm_unreachable
+                    else "",
+                )
+                ending.state = EndState(session_id=session_id, state="ended")
             except GlyphoxaError as exc:
-                log.warning("ending session %s failed: %s", session_id, exc)
-                ending.state = EndState(session_id=session_id, state="failed", error=str(exc))
+                log.warning("ending session %s of %s failed: %s", session_id, campaign, exc)
+                ending.state = EndState(session_id=session_id, state="failed")
             ending.done.set()
             if on_done is not None:
                 await on_done(ending.state)
@@ -172,16 +173,13 @@ class Recorder:
             await self._npc(memory, npc_id)
         return await memory.session_facts.set(session_id, key, text, npc_id)
 
-    async def clear_facts(self, campaign: str, session_id: str, key: str | None) -> list[str]:
+    async def clear_facts(self, campaign: str, session_id: str, key: str | None) -> None:
+        """Remove the fact `key` of the session, or (None) all of them. Nothing is read back,
+        not even whether there was such a fact: a recorder reads nothing, and the facts may
+        be the DM's. Clearing what is not there is done already."""
         memory = self.memory_of(campaign)
         await self._session(memory, session_id)
-        cleared = await memory.session_facts.clear(session_id, key)
-        if key is not None and not cleared:
-            raise NotFoundError(
-                f"key: session {session_id!r} has no fact {key!r} (glyphoxa-mcp session facts "
-                f"{session_id} lists them)."
-            )
-        return cleared
+        await memory.session_facts.clear(session_id, key)
 
     def _indexer(self, memory: CampaignMemory, session_id: str) -> LiveIndexer:
         key = (memory.campaign_id, session_id)

@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
@@ -84,8 +84,14 @@ class AppendResult(BaseModel):
 
 
 class ClearedFacts(BaseModel):
+    """That the clearing was done, and nothing of what there was to clear: a recorder reads
+    nothing, and a session's facts may be the DM's."""
+
     session_id: str
-    cleared: list[str]
+    key: str | None = Field(description="The fact cleared, as asked; null: every fact.")
+    cleared: Literal[True] = Field(
+        default=True, description="True: none is left (clearing one not there is done too)."
+    )
 
 
 async def session_start(
@@ -136,12 +142,17 @@ async def session_end(
     session = ctx.request_context.session
 
     async def tell(ended: EndState) -> None:
+        # Nothing of what ending found (who took part, the summary's source, why it failed):
+        # a recorder reads nothing; the server's log has it for the DM.
         if ended.state == "ended":
-            message = f"Session {ended.session_id!r} has ended ({ended.summary_source} summary)."
+            message = f"Session {ended.session_id!r} has ended."
         else:
-            message = f"Ending session {ended.session_id!r} failed: {ended.error}"
+            message = (
+                f"Ending session {ended.session_id!r} failed (the server's log says why); "
+                "call session.end again to retry."
+            )
         await state.client_logging.send(
-            session, "info" if ended.error is None else "error", message
+            session, "info" if ended.state == "ended" else "error", message
         )
 
     with tool_errors():
@@ -180,8 +191,8 @@ async def session_facts_clear(
 ) -> ClearedFacts:
     state = _state(ctx)
     with tool_errors():
-        cleared = await state.recorder.clear_facts(state.campaign, session_id, key)
-    return ClearedFacts(session_id=session_id, cleared=cleared)
+        await state.recorder.clear_facts(state.campaign, session_id, key)
+    return ClearedFacts(session_id=session_id, key=key)
 
 
 TOOLS = (
@@ -202,11 +213,13 @@ DESCRIPTIONS = {
     "line in their hot context at once and find it by search within seconds.",
     RecorderToolName.SESSION_END: "End the session: index, summarise and remember it as an "
     "episode (as `glyphoxa-mcp session end`), in the background; its session facts are "
-    "cleared. Call again to see how far it got, or pass wait=true.",
+    "cleared. Answers how far it got (ending, ended, failed) and nothing of what it found; "
+    "call again while it runs to see, or pass wait=true. Call again after failed to retry.",
     RecorderToolName.SESSION_FACTS_SET: "A fact that holds for this session only (a "
     "disguise, a truce): shown under 'This session' in the hot context of every NPC, or of "
     "npc_id alone, until the session ends.",
-    RecorderToolName.SESSION_FACTS_CLEAR: "Remove a session fact by key, or all of them.",
+    RecorderToolName.SESSION_FACTS_CLEAR: "Remove a session fact by key, or all of them. "
+    "Answers that it is done and nothing of what there was (one not there is cleared too).",
 }
 
 

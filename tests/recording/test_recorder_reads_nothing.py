@@ -1,7 +1,9 @@
 """The recorder endpoint writes and reads nothing: whoever holds a recorder token (a bridge's,
 with guessable utterance ids such as u1, u2) learns nothing stored from its answers, not
 even from replaying an id or starting a session that exists, the DM's own included
-(issue 27). Replaying still stores nothing twice, which is what a bridge relies on."""
+(issue 27). Nor does ending a session tell who took part, how it was summarised or why it
+failed, nor clearing session facts which there were. Replaying still stores nothing twice,
+which is what a bridge relies on, and ending and clearing do all they did."""
 
 from __future__ import annotations
 
@@ -11,9 +13,14 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import anyio
+import pytest
+from mcp import types
 from mcp.client import Client
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from glyphoxa_mcp.app import App
+from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.server.recorder import build_recorder_server
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -26,10 +33,21 @@ SECRET_LINE = "The vault code under the temple is 4471."
 
 
 @contextlib.asynccontextmanager
-async def recorder_client(app: App) -> AsyncIterator[Client]:
+async def recorder_client(
+    app: App, heard: list[types.LoggingMessageNotificationParams] | None = None
+) -> AsyncIterator[Client]:
+    """A recorder's MCP client; what the server tells it in log notifications goes to
+    `heard`."""
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        if heard is not None:
+            heard.append(params)
+
     async with (
         recording(app) as recorder,
-        Client(build_recorder_server(recorder, "ashfall")) as client,
+        Client(
+            build_recorder_server(recorder, "ashfall"), mode="legacy", logging_callback=on_log
+        ) as client,
     ):
         yield client
 
@@ -158,3 +176,92 @@ async def test_starting_a_session_that_exists_tells_that_it_exists_and_nothing_m
     assert titled == {"session_id": "night", "new": False}
     assert (await village.sessions.get("night")).title == "Harbour night"
     assert (await village.sessions.get("prep")).title == SECRET_TITLE
+
+
+# A line of the DM's session that names two NPCs (so ending it finds them taking part), and
+# the DM's own facts of that session.
+SHARED_LINE = "Grimjaw and Mira guard the vault under the temple."
+DM_FACTS = {"vault-code": "The vault code is 4471.", "traitor": "Mira is the traitor."}
+
+
+async def test_ending_a_session_tells_how_far_it_got_and_nothing_of_what_it_found(
+    app: App, village: CampaignMemory
+) -> None:
+    await the_dms_secret_session(village)
+    await village.log.append_many(
+        "prep",
+        [NewEntry(speaker_id="p1", speaker_name="Kael", text=SHARED_LINE, spoken_at=START)],
+    )
+    for key, text in DM_FACTS.items():
+        await village.session_facts.set("prep", key, text, None)
+    heard: list[types.LoggingMessageNotificationParams] = []
+    async with recorder_client(app, heard) as client:
+        with pytest.warns(MCPDeprecationWarning):
+            await client.set_logging_level("info")
+        ended, words = await answer(client, "session.end", session_id="prep", wait=True)
+        with anyio.fail_after(10):
+            while not heard:
+                await anyio.sleep(0.01)
+    assert ended == {"session_id": "prep", "state": "ended"}
+    told = words + " ".join(str(h.data) for h in heard)
+    for found in ("grimjaw", "mira", "participants", "extractive", "summary", *DM_FACTS):
+        assert found not in told.lower(), found
+    assert [str(h.data) for h in heard] == ["Session 'prep' has ended."]
+    # It did all it did before: ended, summarised, remembered, its facts cleared.
+    session = await village.sessions.get("prep")
+    assert session.ended_at is not None and session.summary_source == "extractive"
+    assert await village.session_facts.of_session("prep") == []
+
+
+async def test_a_failed_ending_says_it_failed_and_not_why(
+    app: App, village: CampaignMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await the_dms_secret_session(village)
+
+    async def failing(*_args: Any, **_kwargs: Any) -> None:
+        raise GlyphoxaError(f"could not summarise: {SECRET_LINE}")
+
+    monkeypatch.setattr("glyphoxa_mcp.recording.recorder.end_session", failing)
+    heard: list[types.LoggingMessageNotificationParams] = []
+    async with recorder_client(app, heard) as client:
+        failed, words = await answer(client, "session.end", session_id="prep", wait=True)
+        with anyio.fail_after(10):
+            while not heard:
+                await anyio.sleep(0.01)
+    assert failed == {"session_id": "prep", "state": "failed"}
+    told = words + " ".join(str(h.data) for h in heard)
+    for stored in (SECRET_LINE, "4471", "summarise", "error"):
+        assert stored not in told, stored
+    assert [(h.level, str(h.data)) for h in heard] == [
+        (
+            "error",
+            "Ending session 'prep' failed (the server's log says why); call session.end "
+            "again to retry.",
+        )
+    ]
+
+
+async def test_clearing_session_facts_tells_that_it_is_done_and_nothing_of_what_there_was(
+    app: App, village: CampaignMemory
+) -> None:
+    await the_dms_secret_session(village)
+    for key, text in DM_FACTS.items():
+        await village.session_facts.set("prep", key, text, None)
+    async with recorder_client(app) as client:
+        # A fact that is there and one that never was answer alike, byte for byte.
+        one, one_words = await answer(
+            client, "session_facts.clear", session_id="prep", key="traitor"
+        )
+        none, none_words = await answer(
+            client, "session_facts.clear", session_id="prep", key="traitor"
+        )
+        left = [f.key for f in await village.session_facts.of_session("prep")]
+        every, every_words = await answer(client, "session_facts.clear", session_id="prep")
+        again, _ = await answer(client, "session_facts.clear", session_id="prep")
+    assert one == none == {"session_id": "prep", "key": "traitor", "cleared": True}
+    assert one_words == none_words
+    assert every == again == {"session_id": "prep", "key": None, "cleared": True}
+    assert "vault-code" not in every_words and "4471" not in every_words
+    # The clearing itself is as before: the one asked for, then all of them.
+    assert left == ["vault-code"]
+    assert await village.session_facts.of_session("prep") == []

@@ -200,11 +200,11 @@ async def test_a_live_session_from_first_line_to_its_end(table: Table) -> None:
             cleared = await call(
                 recorder, "session_facts.clear", {"session_id": "live", "key": "disguise"}
             )
-            assert cleared["cleared"] == ["disguise"]
+            assert cleared == {"session_id": "live", "key": "disguise", "cleared": True}
             assert "merchant robes" not in await hot(ysolde, "ysolde")
 
             ended = await call(recorder, "session.end", {"session_id": "live", "wait": True})
-            assert (ended["state"], ended["summary_source"]) == ("ended", "extractive")
+            assert ended == {"session_id": "live", "state": "ended"}
             assert "two silver" not in await hot(berrit, "berrit")
             summary = await call(berrit, "memory.get_session_summary", {"session_id": "live"})
             assert "Tarquel" in summary["summary"]

@@ -185,7 +185,7 @@ async def drive_the_stores(db: Database, embedder: LocalMiniLMEmbedder) -> None:
         ending = await recorder.end("ashfall", "live")
         with anyio.fail_after(120):
             await ending.done.wait()
-        assert ending.state.state == "ended", ending.state.error
+        assert ending.state.state == "ended"
         tasks.cancel_scope.cancel()
 
     for view in (View(village, None, embedder), View(village, "mira", embedder)):
