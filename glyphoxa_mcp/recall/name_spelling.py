@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 
@@ -149,3 +150,20 @@ def name_words(text: str) -> list[NameWord]:
             words.append(NameWord(part.casefold(), spaced))
             spaced = False
     return words
+
+
+def runs_from(
+    words: list[NameWord], start: int, max_letters: int
+) -> Iterator[tuple[int, str, int]]:
+    """Each run of `words` from `start` of at most `max_letters` letters: the index of its
+    last word, its letters, and how many words it takes (the first, and each after it that
+    white space parts from the one before)."""
+    letters = ""
+    taken = 0
+    for end in range(start, len(words)):
+        word = words[end]
+        letters += word.letters
+        taken += end == start or word.spaced
+        if len(letters) > max_letters:
+            return
+        yield end, letters, taken

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from glyphoxa_mcp.recall.episodes import session_of
-from glyphoxa_mcp.recall.name_spelling import name_words
+from glyphoxa_mcp.recall.name_spelling import name_words, runs_from
 from glyphoxa_mcp.recall.redaction import INSIDE_WORD_CHARS, HiddenForms
 from glyphoxa_mcp.storage.entity_names import EntityNames
 from glyphoxa_mcp.storage.models import Entity
@@ -94,14 +94,7 @@ def _windows(texts: Iterable[str]) -> dict[str, int]:
     for text in texts:
         words = name_words(text)
         for start in range(len(words)):
-            key = ""
-            taken = 0
-            for end in range(start, len(words)):
-                word = words[end]
-                key += word.letters
-                taken += end == start or word.spaced
-                if len(key) > MAX_WINDOW_LETTERS:
-                    break
+            for _, key, taken in runs_from(words, start, MAX_WINDOW_LETTERS):
                 if found.get(key, taken + 1) > taken:
                     found[key] = taken
         for word in words:

@@ -30,7 +30,7 @@ from weakref import WeakKeyDictionary
 from glyphoxa_mcp.correction.english import per_million
 from glyphoxa_mcp.correction.known_names import corrects_like
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.recall.name_spelling import NameWord, fold, name_words
+from glyphoxa_mcp.recall.name_spelling import NameWord, fold, name_words, runs_from
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 # A single-word name this common in speech is also an ordinary word: its plural is not it.
@@ -95,10 +95,6 @@ class HiddenForms:
     def of(cls, names: Iterable[str]) -> HiddenForms:
         return EMPTY_FORMS.changed((), names)
 
-    @property
-    def keys(self) -> frozenset[str]:
-        return frozenset(self.words_of)
-
     def changed(self, removed: Iterable[str], added: Iterable[str]) -> HiddenForms:
         """These forms without those of the `removed` names (given before) and with those
         of the `added` ones: the cost is that of the names changed, not of all of them."""
@@ -140,16 +136,9 @@ class HiddenForms:
     def _found(self, words: list[NameWord], crossing: int = 0) -> bool:
         """Whether a run of `words` spells a key; with `crossing`, only runs that start
         before that index and end at or after it."""
-        words_of, longest = self.words_of, self.longest
+        words_of = self.words_of
         for start in range(crossing or len(words)):
-            key = ""
-            taken = 0
-            for end in range(start, len(words)):
-                word = words[end]
-                key += word.letters
-                taken += end == start or word.spaced
-                if len(key) > longest:
-                    break
+            for end, key, taken in runs_from(words, start, self.longest):
                 if end >= crossing and taken <= words_of.get(key, 0):
                     return True
         if crossing or not self._inside_lengths:
