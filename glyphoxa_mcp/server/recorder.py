@@ -27,7 +27,6 @@ from glyphoxa_mcp import __version__
 from glyphoxa_mcp.recording.recorder import EndState, Recorder
 from glyphoxa_mcp.recording.utterances import (
     MAX_UTTERANCES_PER_CALL,
-    RecordedUtterance,
     SpokenUtterance,
 )
 from glyphoxa_mcp.server.arguments import ArgumentGate, add_checked_tool, strict_arguments
@@ -77,10 +76,19 @@ class StartedSession(BaseModel):
     new: bool = Field(description="False: the session existed already.")
 
 
+class AcknowledgedUtterance(BaseModel):
+    """That an utterance is stored, by the id it was sent with, and nothing of how it was
+    stored: its corrected text would tell which names the campaign holds, secret ones too
+    (a recorder reads nothing)."""
+
+    utterance_id: str | None
+    new: bool = Field(description="True: stored by this call; false: stored before.")
+
+
 class AppendResult(BaseModel):
     session_id: str
     new: int = Field(description="How many of the utterances were not stored before.")
-    utterances: list[RecordedUtterance]
+    utterances: list[AcknowledgedUtterance]
 
 
 class ClearedFacts(BaseModel):
@@ -126,7 +134,11 @@ async def transcript_append(
     with tool_errors():
         recorded = await state.recorder.append(state.campaign, session_id, utterances)
     return AppendResult(
-        session_id=session_id, new=sum(r.new for r in recorded), utterances=recorded
+        session_id=session_id,
+        new=sum(r.new for r in recorded),
+        utterances=[
+            AcknowledgedUtterance(utterance_id=r.utterance_id, new=r.new) for r in recorded
+        ],
     )
 
 
@@ -207,9 +219,9 @@ DESCRIPTIONS = {
     "a title or an earlier start; nothing else changes. Answers whether it is new, nothing "
     "of what it holds.",
     RecorderToolName.TRANSCRIPT_APPEND: "Store utterances as speech-to-text hears them, all "
-    "or none. Misheard campaign names are put back; each new utterance comes back with its "
-    "ids and corrected text; one sent before (same utterance_id, or same time, speaker and "
-    "words) stores nothing and comes back as its utterance_id and new: false only. NPCs see a "
+    "or none. Misheard campaign names are put back; each utterance comes back as its "
+    "utterance_id and whether this call stored it (new), nothing of what was stored; one "
+    "sent before (same utterance_id, or same time, speaker and words) stores nothing. NPCs see a "
     "line in their hot context at once and find it by search within seconds.",
     RecorderToolName.SESSION_END: "End the session: index, summarise and remember it as an "
     "episode (as `glyphoxa-mcp session end`), in the background; its session facts are "

@@ -150,7 +150,7 @@ async def test_recording_through_the_bridge(
                 "timestamp": "2026-03-01T20:00:00+00:00",
             }
             appended = await bridge.record("live", spoken)
-            assert appended["utterances"][0]["text"] == "Grimjaw, the forge is cold."
+            assert appended["utterances"] == [{"utterance_id": "a1", "new": True}]
             assert "Kael: Grimjaw, the forge is cold." in await bridge.context(
                 "grimjaw", None, "live"
             )
