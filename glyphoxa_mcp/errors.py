@@ -42,6 +42,19 @@ class DatabaseUnavailableError(DatabaseError):
     """Cannot reach the database. Check --dsn / GLYPHOXA_DSN, or unset it for the embedded one."""
 
 
+class UnconfirmedWriteError(DatabaseError):
+    """The write was not confirmed before its deadline; send it again (a resend is safe)."""
+
+    def __init__(
+        self, message: str | None = None, *, maybe_stored: bool = False, retry_after_ms: int = 0
+    ) -> None:
+        super().__init__(message)
+        # False: nothing of it was stored. True: the commit was sent and not confirmed, so it
+        # may have been stored; either way a resend of the same items stores each once.
+        self.maybe_stored = maybe_stored
+        self.retry_after_ms = retry_after_ms
+
+
 class MigrationError(DatabaseError):
     """The database schema could not be brought up to date."""
 
