@@ -31,7 +31,7 @@ from glyphoxa_mcp.storage.vocabulary import EntityType
 log = logging.getLogger(__name__)
 MAX_NPCS = 10_000
 # Subscriptions one handshake-era connection may hold at once (each is kept until the client
-# unsubscribes or goes away).
+# unsubscribes or its connection closes).
 MAX_PER_CONNECTION = 200
 
 
@@ -60,6 +60,8 @@ class HotSubscriptions:
         # uri -> {connection: a session of it to send with}, and connection -> uris.
         self._sessions: defaultdict[str, dict[Any, Any]] = defaultdict(dict)
         self._uris: defaultdict[Any, set[str]] = defaultdict(set)
+        # Connections whose closing will release their subscriptions.
+        self._watched: set[Any] = set()
 
     @property
     def held(self) -> int:
@@ -99,9 +101,25 @@ class HotSubscriptions:
                 f"uri refused: this connection already holds {len(held)} subscriptions, the "
                 "most it may; unsubscribe from one first.",
             )
+        if connection not in self._watched:
+            self._release_when_closed(connection)
         self._sessions[uri].setdefault(connection, ctx.session)
         self._uris[connection].add(uri)
         return types.EmptyResult()
+
+    def _release_when_closed(self, connection: Any) -> None:
+        """Forget every subscription of `connection` when it closes (a DELETE, an idle
+        timeout, a dropped SSE stream), not only when it unsubscribes: the SDK unwinds each
+        connection's exit stack as it ends."""
+        exit_stack = getattr(connection, "exit_stack", None)
+        if exit_stack is not None:
+            self._watched.add(connection)
+            exit_stack.callback(self._forget_connection, connection)
+
+    def _forget_connection(self, connection: Any) -> None:
+        self._watched.discard(connection)
+        for uri in list(self._uris.get(connection, ())):
+            self._forget(uri, connection)
 
     async def _unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
