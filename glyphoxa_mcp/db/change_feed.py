@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from glyphoxa_mcp.db.backoff import Backoff
 from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.supervision import Supervisor
 
 log = logging.getLogger(__name__)
 CHANNEL = "glyphoxa_changes"
@@ -52,6 +53,8 @@ class ChangeFeed:
         self._send, self._receive = anyio.create_memory_object_stream[Change](max_buffer_size=1000)
         self._lost = anyio.Event()
         self._wake = anyio.Event()
+        # The first connection, made before the feed runs.
+        self._conn: asyncpg.Connection | None = None
 
     async def nudge(self) -> None:
         """The database is back: reconnect now rather than at the end of the backoff."""
@@ -83,32 +86,38 @@ class ChangeFeed:
             log.warning("change notifications are arriving faster than they are handled")
 
     async def deliver(self) -> None:
-        async with self._receive:
-            async for change in self._receive:
-                try:
-                    await self.on_change(change)
-                except Exception:  # one failed delivery must not stop the feed
-                    log.exception("handling %s failed", change)
+        # The stream stays open when this is started again (under a supervisor).
+        async for change in self._receive:
+            try:
+                await self.on_change(change)
+            except Exception:  # one failed delivery must not stop the feed
+                log.exception("handling %s failed", change)
 
-    async def keep_connected(self, conn: asyncpg.Connection) -> None:
-        """Watch `conn`; when it is lost, reconnect with backoff, resync, and watch again."""
+    async def keep_connected(self) -> None:
+        """Watch the connection; when it is lost, reconnect with backoff, resync, and watch
+        again. Started again after an unexpected error, it begins by reconnecting."""
+        conn, self._conn = self._conn, None
         try:
+            if conn is None:
+                conn = await self._reconnect_and_resync(anyio.current_time())
             while True:
                 await self._until_lost(conn)
                 conn.terminate()
-                lost_at = anyio.current_time()
                 log.warning("change feed lost its connection; reconnecting")
-                conn = await self._reconnect()
-                log.warning(
-                    "change feed listening again after %.1f s", anyio.current_time() - lost_at
-                )
-                if self.on_resync is not None:
-                    try:
-                        await self.on_resync()
-                    except Exception:
-                        log.exception("resynchronising after reconnecting failed")
+                conn = await self._reconnect_and_resync(anyio.current_time())
         finally:
-            conn.terminate()
+            if conn is not None:
+                conn.terminate()
+
+    async def _reconnect_and_resync(self, lost_at: float) -> asyncpg.Connection:
+        conn = await self._reconnect()
+        log.warning("change feed listening again after %.1f s", anyio.current_time() - lost_at)
+        if self.on_resync is not None:
+            try:
+                await self.on_resync()
+            except Exception:
+                log.exception("resynchronising after reconnecting failed")
+        return conn
 
     async def _until_lost(self, conn: asyncpg.Connection) -> None:
         while not conn.is_closed():
@@ -138,18 +147,30 @@ class ChangeFeed:
 
 @asynccontextmanager
 async def listening(
-    dsn: str, on_change: ChangeHandler, *, on_resync: ResyncHandler | None = None
+    dsn: str,
+    on_change: ChangeHandler,
+    *,
+    on_resync: ResyncHandler | None = None,
+    supervisor: Supervisor | None = None,
 ) -> AsyncIterator[ChangeFeed]:
     """Deliver every change to `on_change`, in order, while the context is open. The first
-    connection must succeed (start-up fails loudly); later losses are reconnected."""
+    connection must succeed (start-up fails loudly); later losses are reconnected, and an
+    unexpected error is contained by `supervisor` (which reports the feed) and the feed
+    started again."""
+    supervisor = supervisor or Supervisor()
     feed = ChangeFeed(dsn, on_change, on_resync)
     with driver_errors("listen for changes"):
-        conn = await feed.connect()
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(feed.deliver)
-        tasks.start_soon(feed.keep_connected, conn)
-        try:
-            yield feed
-        finally:
-            feed.stop()
-            tasks.cancel_scope.cancel()
+        feed._conn = await feed.connect()
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(supervisor.keep_running, "change feed delivery", feed.deliver)
+            tasks.start_soon(supervisor.keep_running, "change feed", feed.keep_connected)
+            try:
+                yield feed
+            finally:
+                tasks.cancel_scope.cancel()
+                feed.stop()
+    finally:
+        feed._receive.close()
+        if feed._conn is not None:
+            feed._conn.terminate()

@@ -25,6 +25,7 @@ from anyio.abc import TaskGroup
 
 from glyphoxa_mcp.db.backoff import Backoff
 from glyphoxa_mcp.errors import DatabaseUnavailableError
+from glyphoxa_mcp.supervision import FailureStreak, Supervisor
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -77,6 +78,8 @@ class MemoryGuard:
         self._wake = anyio.Event()
         self._down = anyio.Event()
         self._recovered: list[Callable[[], Awaitable[None]]] = []
+        # A probe that raised what no probe should (the driver confused by a restart, say).
+        self._odd_probes = FailureStreak("the database probe")
         # Whether every pooled connection is taken (set by the Database the guard watches).
         self.saturated: Callable[[], bool] = lambda: False
 
@@ -86,11 +89,13 @@ class MemoryGuard:
         return lambda: self._recovered.remove(listener)
 
     @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[MemoryGuard]:
-        """Watch the database while the block runs."""
+    async def running(self, supervisor: Supervisor | None = None) -> AsyncIterator[MemoryGuard]:
+        """Watch the database while the block runs (the watch under `supervisor`, which
+        reports it, if given)."""
+        supervisor = supervisor or Supervisor()
         async with anyio.create_task_group() as tasks:
-            self._tasks = tasks
-            tasks.start_soon(self._watch)
+            self._tasks = supervisor.task_group(tasks)
+            tasks.start_soon(supervisor.keep_running, "database probe", self._watch)
             try:
                 yield self
             finally:
@@ -241,6 +246,11 @@ class MemoryGuard:
                 ok = await self._conn.fetchval("SELECT 1") == 1
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
                 ok = False
+            except Exception as exc:  # e.g. InternalClientError: a failed probe all the same
+                self._odd_probes.failed(exc)
+                ok = False
+            else:
+                self._odd_probes.succeeded()
         probe.ok = ok
         probe.done.set()
         if not ok:

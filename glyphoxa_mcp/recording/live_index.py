@@ -4,8 +4,9 @@ After lines arrive, the session's passages are cut again and the new ones embedd
 stored (a line is searchable seconds after it was said, without anyone running `process`).
 With an LLM, extraction reads the lines of each finished scene (or every
 `EXTRACT_EVERY` lines of a long one) in a task of its own, so a slow model never holds up
-the index. Failures are logged and retried at the next line; `session end` finishes
-whatever is left either way.
+the index. Failures (the database's, a provider's, or one nobody expected, such as the
+driver confused by a restart) are logged once per run of failures and retried with backoff;
+`session end` finishes whatever is left either way.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 
 import anyio
 
+from glyphoxa_mcp.db.backoff import Backoff
 from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, ChunkingPolicy, scenes
 from glyphoxa_mcp.pipeline.extraction import extract_session
@@ -24,14 +26,16 @@ from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.models import Entry
 from glyphoxa_mcp.storage.recording_leases import recording_lease
+from glyphoxa_mcp.supervision import FailureStreak
 
 log = logging.getLogger(__name__)
 # A scene that goes on and on is still read by the LLM in parts of this many lines.
 EXTRACT_EVERY = 60
 # An indexer with nothing to do for this long stops; the next line starts it again.
 IDLE_S = 600.0
-# After a failure (database or provider), wait before trying again.
+# After a failure (database or provider), wait before trying again: 2 s, doubling to 30 s.
 RETRY_S = 2.0
+RETRY_LONGEST_S = 30.0
 
 
 def ready_for_extraction(
@@ -101,11 +105,17 @@ class LiveIndexer:
                     tasks.cancel_scope.cancel()
         except GlyphoxaError as exc:  # the lease could not be taken; the next line tries again
             log.warning("session %s: live indexing not started (%s)", self.session_id, exc)
+        except Exception:  # contained: a background task must not take the server down
+            log.exception(
+                "session %s: live indexing stopped; the next line starts it again", self.session_id
+            )
         finally:
             self.running = False
             self._progress.set()
 
     async def _indexing(self) -> None:
+        failures = FailureStreak(f"indexing session {self.session_id}", expected=(GlyphoxaError,))
+        backoff = Backoff(RETRY_S, RETRY_LONGEST_S)
         while True:
             with anyio.move_on_after(IDLE_S):
                 await self._index_wanted.wait()
@@ -116,11 +126,13 @@ class LiveIndexer:
             covers = self._poked
             try:
                 await self.catch_up()
-            except GlyphoxaError as exc:
-                log.warning("indexing session %s failed (%s); retrying", self.session_id, exc)
-                await anyio.sleep(RETRY_S)
+            except Exception as exc:  # retried, whatever it was
+                failures.failed(exc)
+                await anyio.sleep(backoff.next())
                 self._index_wanted.set()
                 continue
+            failures.succeeded()
+            backoff.reset()
             self._indexed = covers
             self._progress.set()
             self._progress = anyio.Event()
@@ -131,6 +143,11 @@ class LiveIndexer:
         await index_passages(self.memory, self.embedder, self.session_id, entries, self.policy)
 
     async def _extracting(self, chat: ChatModel) -> None:
+        failures = FailureStreak(
+            f"extraction during play of session {self.session_id} (tried again with the next "
+            "lines and at session end)",
+            expected=(GlyphoxaError,),
+        )
         while True:
             await self._extract_wanted.wait()
             self._extract_wanted = anyio.Event()
@@ -157,10 +174,7 @@ class LiveIndexer:
                         report.relationships,
                         report.facts,
                     )
-            except GlyphoxaError as exc:
-                log.warning(
-                    "extraction during play of session %s failed (%s); it is tried again "
-                    "with the next lines and at session end",
-                    self.session_id,
-                    exc,
-                )
+            except Exception as exc:  # tried again with the next lines, whatever it was
+                failures.failed(exc)
+            else:
+                failures.succeeded()

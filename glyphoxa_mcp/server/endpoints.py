@@ -10,7 +10,7 @@ recorder server (no tiers); the process has one `Recorder` for every campaign's 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -25,6 +25,7 @@ from glyphoxa_mcp.db.change_feed import Change
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recording.recorder import Recorder
+from glyphoxa_mcp.server.admission import admission_for
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.envelope import EnvelopeCheck
 from glyphoxa_mcp.server.metrics import Metrics
@@ -34,6 +35,7 @@ from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tiers import Tier, TierPolicy
 from glyphoxa_mcp.server.tool_names import NameStyle
+from glyphoxa_mcp.supervision import Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,16 @@ class ViewerEndpoints:
     subscriptions: HotSubscriptions | None
     # The recorder's one server is under None: it has no tiers.
     apps: dict[Tier | None, ASGIApp]
+
+
+@dataclass
+class SessionManagers:
+    """A viewer's servers' session managers: how many were started and run now, and what
+    stops them all (when one fails, the viewer's endpoints are made again)."""
+
+    started: int = 0
+    running: int = 0
+    scopes: list[anyio.CancelScope] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -78,14 +90,36 @@ class EndpointRegistry:
         self.only = only
         self._endpoints: dict[Viewer, ViewerEndpoints] = {}
         self._making: dict[Viewer, anyio.Lock] = {}
+        # One queue for every viewer's tool calls: they share the database.
+        self.admission = admission_for(settings.metrics)
         self._tasks: TaskGroup | None = None
         self._recorder: Recorder | None = None
+        self._managers: dict[Viewer, SessionManagers] = {}
+        # Viewers whose endpoints were made again after a session manager failed.
+        self.remade = 0
 
-    def run_in(self, tasks: TaskGroup) -> None:
+    def run_in(self, tasks: TaskGroup, supervisor: Supervisor | None = None) -> None:
         """Sessions of every endpoint, and recording's background work, run in `tasks`,
-        which outlives the requests."""
-        self._tasks = tasks
-        self._recorder = Recorder(self.app, tasks)
+        which outlives the requests; what they raise is contained by `supervisor`."""
+        self._tasks = (supervisor or Supervisor()).task_group(tasks)
+        self._recorder = Recorder(self.app, self._tasks)
+
+    def session_managers(self) -> dict[str, int]:
+        """How many session managers run, of how many the served viewers need."""
+        served = [self._managers.get(viewer, SessionManagers()) for viewer in self._endpoints]
+        return {
+            "running": sum(m.running for m in served),
+            "needed": sum(m.started for m in served),
+            "remade": self.remade,
+        }
+
+    def problems(self) -> list[str]:
+        """Viewers served whose session managers do not all run (their calls would fail)."""
+        return [
+            f"{viewer.describe()}: {managers.started - managers.running} session managers stopped"
+            for viewer, managers in list(self._managers.items())
+            if viewer in self._endpoints and managers.running < managers.started
+        ]
 
     def made(self, viewer: Viewer) -> ViewerEndpoints | None:
         """The viewer's endpoints if they are made already (no database needed)."""
@@ -139,18 +173,20 @@ class EndpointRegistry:
         # The tiers share the viewer's scope: one warm-up serves them all.
         await view.warm_up()
         states = {
-            tier: ServerState(view, policy) for tier, policy in self.settings.policies.items()
+            tier: ServerState(view, policy, self.admission)
+            for tier, policy in self.settings.policies.items()
         }
         apps: dict[Tier | None, ASGIApp] = {}
         # Shielded (no database here): sessions started for some tiers and then cancelled
         # would keep running in the long-lived task group without being kept.
         with anyio.CancelScope(shield=True):
-            made = await self._start_tiers(states, subscriptions, apps)
+            made = await self._start_tiers(viewer, states, subscriptions, apps)
         log.info("serving %s", viewer.describe())
         return ViewerEndpoints(viewer, subscriptions, made)
 
     async def _start_tiers(
         self,
+        viewer: Viewer,
         states: dict[Tier, ServerState],
         subscriptions: HotSubscriptions,
         apps: dict[Tier | None, ASGIApp],
@@ -164,7 +200,7 @@ class EndpointRegistry:
                 metrics=self.settings.metrics,
             )
             apps[tier] = _http_app(server)
-            await self._run_sessions(server)
+            await self._run_sessions(server, viewer)
         return apps
 
     async def _make_recorder(self, viewer: Viewer) -> ViewerEndpoints:
@@ -177,20 +213,46 @@ class EndpointRegistry:
         await self.app.memory(viewer.campaign).campaign()  # NotFoundError for none
         server = build_recorder_server(self._recorder, viewer.campaign, self.settings.style)
         app = _http_app(server)
-        await self._run_sessions(server)
+        await self._run_sessions(server, viewer)
         log.info("serving %s", viewer.describe())
         return ViewerEndpoints(viewer, None, {None: app})
 
-    async def _run_sessions(self, server: MCPServer) -> None:
+    async def _run_sessions(self, server: MCPServer, viewer: Viewer) -> None:
+        """Run `server`'s session manager for as long as the registry runs. Should it fail
+        (its sessions cannot be served any more, and a session manager runs only once), the
+        viewer's endpoints are forgotten, so the next request makes them again."""
         if self._tasks is None:
             raise RuntimeError("EndpointRegistry.run_in must be called before serving")
+        managers = self._managers.setdefault(viewer, SessionManagers())
+        scope = anyio.CancelScope()
+        managers.scopes.append(scope)
+        managers.started += 1
 
         async def run(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-            async with server.session_manager.run():
-                task_status.started()
-                await anyio.sleep_forever()
+            with scope:
+                try:
+                    async with server.session_manager.run():
+                        managers.running += 1
+                        task_status.started()
+                        try:
+                            await anyio.sleep_forever()
+                        finally:
+                            managers.running -= 1
+                except Exception:
+                    self._forget(viewer, managers)
+                    raise  # contained (and logged) by the supervisor
 
-        await self._tasks.start(run)
+        await self._tasks.start(run, name=f"session manager of {viewer.describe()}")
+
+    def _forget(self, viewer: Viewer, managers: SessionManagers) -> None:
+        if self._managers.get(viewer) is not managers:
+            return
+        log.error("a session manager of %s failed; its endpoints are made again", viewer.describe())
+        del self._managers[viewer]
+        self._endpoints.pop(viewer, None)
+        self.remade += 1
+        for scope in managers.scopes:
+            scope.cancel()
 
 
 def _http_app(server: MCPServer) -> ASGIApp:

@@ -4,7 +4,7 @@
     /c/{campaign}/npc/{npc_id}/{tier}/sse   SSE (messages posted to .../messages/)
     /c/{campaign}/dm/{tier}/mcp and /sse    the DM's view
     /c/{campaign}/record/mcp and /sse       the recorder's tools (a recorder token)
-    /healthz                                 whether the database answers, within a second
+    /healthz                                 whether the server can serve, within a second
     /metrics                                 Prometheus metrics (with auth on, a metrics token)
 
 Serving one viewer (`serve --campaign C [--npc ID]`) also keeps the paths of a server made
@@ -50,6 +50,7 @@ from glyphoxa_mcp.server.session_caps import SessionCaps
 from glyphoxa_mcp.server.slow_clients import deadline_protocol
 from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.server.token_gate import Refused, TokenGate
+from glyphoxa_mcp.supervision import Supervisor, UnhealthyExit
 
 log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 0.8
@@ -155,21 +156,40 @@ def build_http_app(
     default_tier: Tier = Tier.STANDARD,
     metrics_token: str | None = None,
     max_sessions_per_token: int = DEFAULT_MAX_SESSIONS_PER_TOKEN,
+    unhealthy_exit_s: float | None = None,
 ) -> ASGIApp:
     """The whole HTTP server. With `single`, only that viewer is served (also at the paths of
     a one-viewer server); otherwise every viewer of every campaign. /metrics (when the
     registry keeps metrics) needs `metrics_token` as a bearer token when auth is on. Each
-    token may hold `max_sessions_per_token` sessions and SSE streams open at once."""
+    token may hold `max_sessions_per_token` sessions and SSE streams open at once. With
+    `unhealthy_exit_s`, the process exits (code 70) once it could not serve that long."""
     caps = SessionCaps(max_sessions_per_token)
+    supervisor = Supervisor()
+    lifespan_up = False
+
+    def problems() -> list[str]:
+        """Why calls would fail with the database answering, if they would."""
+        found = [] if lifespan_up else ["not serving (starting or stopping)"]
+        return found + supervisor.problems() + registry.problems()
 
     async def healthz(_request: Request) -> JSONResponse:
-        healthy = await db.guard.confirm(HEALTH_TIMEOUT_S)
+        database = await db.guard.confirm(HEALTH_TIMEOUT_S)
+        found = problems()
+        healthy = database and not found
         body: dict[str, Any] = {
             "status": "ok" if healthy else "unavailable",
-            "database": "ok" if healthy else "unavailable",
+            "database": "ok" if database else "unavailable",
             "serving": single.describe() if single else "every campaign",
             "auth": "token" if gate.required else "none",
+            "tasks": [task.report() for task in supervisor.tasks() if task.essential],
+            "session_managers": registry.session_managers(),
+            "background": {
+                "running": sum(1 for task in supervisor.tasks() if not task.essential),
+                "contained_errors": supervisor.contained,
+            },
         }
+        if found:
+            body["problems"] = found
         return JSONResponse(body, status_code=200 if healthy else 503)
 
     async def metrics_page(request: Request) -> Response:
@@ -211,17 +231,32 @@ def build_http_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        async with anyio.create_task_group() as tasks, db.guard.running():
-            registry.run_in(tasks)
+        nonlocal lifespan_up
+        # Every background task runs under the supervisor: what one raises is contained
+        # there and never reaches this task group (which would stop every session manager).
+        async with anyio.create_task_group() as tasks, db.guard.running(supervisor):
+            registry.run_in(tasks, supervisor)
+            tasks.start_soon(supervisor.beat)
             async with listening(
-                db.location.dsn, registry.on_change, on_resync=registry.on_resync
+                db.location.dsn,
+                registry.on_change,
+                on_resync=registry.on_resync,
+                supervisor=supervisor,
             ) as feed:
                 forget = db.guard.on_recovered(feed.nudge)
+                lifespan_up = True
                 try:
-                    yield
+                    with exit_when_unhealthy():
+                        yield
                 finally:
+                    lifespan_up = False
                     forget()
             tasks.cancel_scope.cancel()
+
+    def exit_when_unhealthy() -> contextlib.AbstractContextManager[object]:
+        if unhealthy_exit_s is None:
+            return contextlib.nullcontext()
+        return UnhealthyExit(unhealthy_exit_s, problems)
 
     return HostGuard(Starlette(routes=routes, lifespan=lifespan), rules)
 
