@@ -7,7 +7,7 @@ class GlyphoxaError(Exception):
     """Something went wrong in glyphoxa-mcp."""
 
     def __init__(self, message: str | None = None) -> None:
-        super().__init__(message or (self.__doc__ or "").strip())
+        super().__init__(message or " ".join((self.__doc__ or "").split()))
 
     @property
     def message(self) -> str:
@@ -61,3 +61,49 @@ class MigrationError(DatabaseError):
 
 class EmbeddingDimensionMismatchError(MigrationError):
     """The configured embedding dimension does not match the one the database was created with."""
+
+
+# What a reader (a tool call, a resource read) is told, one typed outcome per reason, each
+# message ending with one sentence on whether and when to retry.
+
+
+class MemoryUnavailableError(DatabaseUnavailableError):
+    """Memory unavailable: the campaign database is not answering. Try again shortly."""
+
+
+class MemoryBusyError(GlyphoxaError):
+    """Memory is busy: this call cannot be answered within its deadline right now. Retry in a
+    moment."""
+
+    def __init__(self, retry_after_ms: int, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or "Memory is busy: this call cannot be answered within its deadline right now. "
+            f"Retry after {retry_after_ms} ms."
+        )
+        self.retry_after_ms = retry_after_ms
+
+
+class CallDeadlineError(GlyphoxaError):
+    """The call did not finish within its deadline and was cancelled. Retry once; if it is
+    cancelled again, ask for fewer results or use a deeper tier."""
+
+
+class InternalError(GlyphoxaError):
+    """The call failed inside glyphoxa-mcp (the server log says why). Retry once; if it fails
+    again, retrying will not help."""
+
+
+# A bad argument's own message names the field and the rule; this sentence follows it.
+BAD_ARGUMENT_RETRY = "Do not retry unchanged: correct the argument first."
+# After a statement the database refused (a read; writes say what to resend themselves).
+REFUSED_RETRY = "Retry once; if it fails again, retrying will not help."
+
+
+def with_retry_advice(exc: GlyphoxaError) -> str:
+    """`exc`'s message, followed by whether and when to retry when it does not say so."""
+    if isinstance(exc, InvalidInputError | NotFoundError | ConflictError):
+        return f"{exc.message} {BAD_ARGUMENT_RETRY}"
+    if type(exc) is DatabaseError or isinstance(exc, MigrationError):
+        return f"{exc.message} {REFUSED_RETRY}"
+    return exc.message
