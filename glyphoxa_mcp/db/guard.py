@@ -25,6 +25,7 @@ from anyio.abc import TaskGroup
 
 from glyphoxa_mcp.db.backoff import Backoff
 from glyphoxa_mcp.errors import DatabaseUnavailableError
+from glyphoxa_mcp.errors import MemoryUnavailableError as MemoryUnavailableError
 from glyphoxa_mcp.supervision import FailureStreak, Supervisor
 
 log = logging.getLogger(__name__)
@@ -39,15 +40,16 @@ FRESH_PROBE_S = 0.1
 RECHECK_LIMIT_S = 0.5
 
 
-class MemoryUnavailableError(DatabaseUnavailableError):
-    """Memory unavailable: the campaign database is not answering. Try again shortly."""
-
-
 UNAVAILABLE = MemoryUnavailableError().message
 
 
 class DeadlineExceeded(Exception):
     """The call ran past its deadline while the database was answering."""
+
+
+class CheckOutstanding(DeadlineExceeded):
+    """The call ran past its deadline while the guard's own check of the database was still
+    out: a stalled database or only a slow one, not yet known."""
 
 
 class MemoryBusy(DeadlineExceeded):
@@ -190,11 +192,15 @@ class MemoryGuard:
                 if attempt == 1 or not await self.confirm(RECHECK_LIMIT_S):
                     raise MemoryUnavailableError() from cause
         probe = self._probe
-        # Still waiting (whenever it started), or started during the call and failed.
-        if probe is not None and (probe.pending or (probe.started >= began and not probe.ok)):
+        # Unavailable only once seen to fail: a probe still waiting may be slow on a busy
+        # machine, not stalled (its timeout says which, and the calls after it are told).
+        seen_failing = probe is not None and probe.started >= began and probe.ok is False
+        if not self.available or seen_failing:
             raise MemoryUnavailableError()
         if self.saturated():
             raise MemoryBusy()
+        if probe is not None and probe.pending:
+            raise CheckOutstanding()
         raise DeadlineExceeded()
 
     async def unless_down(self, call: Callable[[], Awaitable[T]]) -> T:

@@ -64,6 +64,7 @@ def build_server(
                 guard=state.view.memory.db.guard,
                 metrics=metrics,
                 campaign=state.view.memory.campaign_id,
+                admission=state.admission,
             ),
             ArgumentGate(TOOL_ARGUMENTS),
             compact_tool_text,

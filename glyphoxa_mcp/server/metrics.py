@@ -34,10 +34,12 @@ LABELS = ("kind", "name", "tier", "campaign")
 class Outcome(StrEnum):
     OK = "ok"
     ERROR = "error"
-    REFUSED = "refused"
-    DEADLINE = "deadline"
-    BUSY = "busy"
-    UNAVAILABLE = "unavailable"
+    REFUSED = "refused"  # a tool the tier does not offer
+    DEADLINE = "deadline"  # cancelled at its deadline
+    BUSY = "busy"  # refused by admission control, nothing run
+    UNAVAILABLE = "unavailable"  # the guard has seen the database fail
+    BAD_ARGUMENT = "bad_argument"
+    INTERNAL = "internal"
 
 
 class Metrics:
@@ -55,6 +57,13 @@ class Metrics:
             (*LABELS, "reason"),
             registry=self.registry,
         )
+        self._refusals = Counter(
+            "glyphoxa_admission_refusals",
+            "Tool calls answered 'busy, retry after N ms' (nothing run), by tier and whether at "
+            "once or after waiting in the queue longer than foreseen.",
+            ("tier", "when"),
+            registry=self.registry,
+        )
         self._latency = Histogram(
             "glyphoxa_call_seconds",
             "Time to answer a call or read, errors included.",
@@ -62,6 +71,10 @@ class Metrics:
             buckets=LATENCY_BUCKETS_S,
             registry=self.registry,
         )
+
+    def refused(self, tier: str, at_once: bool) -> None:
+        """A call refused as busy by admission control."""
+        self._refusals.labels(tier, "at_once" if at_once else "after_waiting").inc()
 
     def observe(
         self, kind: str, name: str, tier: str, campaign: str, seconds: float, outcome: Outcome

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
@@ -15,12 +16,16 @@ from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from glyphoxa_mcp.db.guard import UNAVAILABLE, DeadlineExceeded
+from glyphoxa_mcp.db.guard import DeadlineExceeded
 from glyphoxa_mcp.errors import (
+    CallDeadlineError,
     DatabaseUnavailableError,
     GlyphoxaError,
+    InternalError,
     InvalidInputError,
+    MemoryUnavailableError,
     NotFoundError,
+    with_retry_advice,
 )
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.storage.vocabulary import EntityType
@@ -38,6 +43,7 @@ RESOURCE_NOT_FOUND = -32002
 # utterance such as "/me waves" or "I: think". server/arguments.py checks them instead.
 NOT_PATHS = ResourceSecurity(exempt_params=frozenset({"npc_id", "session", "utterance"}))
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def hot_uri(npc_id: str, session: str | None = None) -> str:
@@ -47,20 +53,27 @@ def hot_uri(npc_id: str, session: str | None = None) -> str:
 
 @contextlib.contextmanager
 def resource_errors() -> Iterator[None]:
+    """A read's failure as the same typed outcomes and sentences a tool call gets."""
     try:
         yield
     except DeadlineExceeded as exc:
         raise ResourceError(
-            "The read took longer than this tier's deadline and was cancelled; try again."
+            CallDeadlineError(
+                "The read did not finish within this tier's deadline and was cancelled. "
+                "Retry once; if it is cancelled again, read it from a deeper tier."
+            ).message
         ) from exc
     except DatabaseUnavailableError as exc:
-        raise ResourceError(UNAVAILABLE) from exc
+        raise ResourceError(MemoryUnavailableError().message) from exc
     except NotFoundError as exc:
-        raise MCPError(RESOURCE_NOT_FOUND, str(exc)) from exc
+        raise MCPError(RESOURCE_NOT_FOUND, with_retry_advice(exc)) from exc
     except InvalidInputError as exc:
-        raise MCPError(INVALID_PARAMS, str(exc)) from exc
+        raise MCPError(INVALID_PARAMS, with_retry_advice(exc)) from exc
     except GlyphoxaError as exc:
-        raise ResourceError(str(exc)) from exc
+        raise ResourceError(with_retry_advice(exc)) from exc
+    except Exception as exc:
+        log.exception("a resource read failed unexpectedly")
+        raise ResourceError(InternalError().message) from exc
 
 
 def register_resources(

@@ -2,9 +2,12 @@
 
 - `tools/list` shows only the tier's tools, under the advertised spelling;
 - `tools/call` accepts either spelling, refuses a tool the tier hides with an error that says
-  so, and answers within the tier's deadline: a call still running then is cancelled, and
-  the answer says whether memory is unavailable (the database stopped answering) or the
-  call itself was too slow;
+  so, passes admission control (a call that cannot be answered within the tier's deadline
+  is told "busy, retry after N ms" at once; see server/admission.py) and answers within the
+  deadline: a call still running then is cancelled;
+- every failed call is answered with one typed outcome (unavailable, busy, deadline, bad
+  argument, internal; errors.py), its sentence saying whether and when to retry: a tool's
+  own error reaches the gate typed (server/state.py's `Failure`), never as text to parse;
 - every call and resource read is counted for /metrics when metrics are kept.
 """
 
@@ -20,15 +23,21 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from glyphoxa_mcp.db.guard import (
-    UNAVAILABLE,
-    DeadlineExceeded,
-    MemoryBusy,
-    MemoryGuard,
+from glyphoxa_mcp.db.guard import CheckOutstanding, DeadlineExceeded, MemoryBusy, MemoryGuard
+from glyphoxa_mcp.errors import (
+    CallDeadlineError,
+    DatabaseUnavailableError,
+    GlyphoxaError,
+    InternalError,
+    InvalidInputError,
+    MemoryBusyError,
     MemoryUnavailableError,
+    NotFoundError,
 )
+from glyphoxa_mcp.server.admission import Admission, admission_for
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
+from glyphoxa_mcp.server.state import FAILURE, Failure
 from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.server.tool_names import NameStyle, advertised, canonical
 from glyphoxa_mcp.server.wire import is_error, texts
@@ -40,13 +49,22 @@ def tool_error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def is_unavailable(result: HandlerResult) -> bool:
-    """Whether a tool's answer is the one every lost database connection gets."""
-    return is_error(result) and any(UNAVAILABLE in text for text in texts(result))
+def outcome_of(error: GlyphoxaError | None) -> Outcome:
+    """The metric reason of a tool's typed error."""
+    if isinstance(error, MemoryUnavailableError | DatabaseUnavailableError):
+        return Outcome.UNAVAILABLE
+    if isinstance(error, MemoryBusyError):
+        return Outcome.BUSY
+    if isinstance(error, CallDeadlineError):
+        return Outcome.DEADLINE
+    if isinstance(error, InvalidInputError | NotFoundError):
+        return Outcome.BAD_ARGUMENT
+    return Outcome.INTERNAL if isinstance(error, InternalError) else Outcome.ERROR
 
 
-def _outcome(result: HandlerResult) -> Outcome:
-    return Outcome.ERROR if is_error(result) else Outcome.OK
+def is_bare(result: HandlerResult, tool: str) -> bool:
+    """The SDK's answer to a crash it caught itself: its prefix and nothing else."""
+    return texts(result) == [f"Error executing tool {tool}"]
 
 
 def resource_name(uri: str) -> str:
@@ -66,6 +84,7 @@ class TierGate:
         guard: MemoryGuard | None = None,
         metrics: Metrics | None = None,
         campaign: str = "",
+        admission: Admission | None = None,
     ) -> None:
         self.policy = policy
         self.style = style
@@ -74,6 +93,8 @@ class TierGate:
         self.guard = guard or MemoryGuard(dsn="")
         self.metrics = metrics
         self.campaign = campaign
+        # Shared by every server of a process when the host gives one.
+        self.admission = admission or admission_for(metrics)
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -117,31 +138,61 @@ class TierGate:
     async def _within_deadline(
         self, name: str, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> tuple[HandlerResult, Outcome]:
+        policy = self.policy
+        failure = Failure()
+        reporting = FAILURE.set(failure)
         try:
-            result = await self.guard.within(
-                self.policy.deadline_ms / 1000, lambda: call_next(ctx), lost=is_unavailable
+            async with self.admission.admitted(
+                name, policy.tier, policy.deadline_ms / 1000
+            ) as ticket:
+                left_s = ticket.remaining_s(self.admission.clock())
+                result = await self.guard.within(
+                    left_s,
+                    lambda: call_next(ctx),
+                    lost=lambda answer: is_error(answer) and failure.lost,
+                )
+        except MemoryBusyError as exc:
+            error: GlyphoxaError = MemoryBusyError(
+                exc.retry_after_ms,
+                f"{name}: memory is busy and cannot answer within the {policy.tier.value} "
+                f"tier's deadline of {policy.deadline_ms} ms right now; nothing was run. "
+                f"Retry after {exc.retry_after_ms} ms.",
             )
-            return result, _outcome(result)
-        except MemoryUnavailableError:
-            message = f"{name}: {UNAVAILABLE}"
-            outcome = Outcome.UNAVAILABLE
+        except MemoryUnavailableError as exc:
+            error = exc
+        except CheckOutstanding:
+            error = CallDeadlineError(
+                f"{name} was cancelled at the {policy.tier.value} tier's deadline of "
+                f"{policy.deadline_ms} ms before the database answered a check of its own. "
+                "Retry in a moment: if the database is down, the next call is told so at once."
+            )
         except MemoryBusy:
-            message = (
-                f"{name}: memory is busy (every database connection is in use) and the call "
-                f"was cancelled at the {self.policy.tier.value} tier's deadline of "
-                f"{self.policy.deadline_ms} ms. Try again in a moment."
+            error = CallDeadlineError(
+                f"{name} was cancelled at the {policy.tier.value} tier's deadline of "
+                f"{policy.deadline_ms} ms with every database connection in use. Retry in a "
+                "moment."
             )
-            outcome = Outcome.BUSY
         except DeadlineExceeded:
-            log.warning("%s passed the %s deadline and was cancelled", name, self.policy.tier.value)
-            message = (
-                f"{name} took longer than the {self.policy.tier.value} tier's deadline of "
-                f"{self.policy.deadline_ms} ms and was cancelled. Ask for fewer results, or use "
-                "a deeper tier."
+            log.warning("%s passed the %s deadline and was cancelled", name, policy.tier.value)
+            error = CallDeadlineError(
+                f"{name} did not finish within the {policy.tier.value} tier's deadline of "
+                f"{policy.deadline_ms} ms and was cancelled. Retry once; if it is cancelled "
+                "again, ask for fewer results or use a deeper tier."
             )
-            outcome = Outcome.DEADLINE
+        else:
+            if not is_error(result):
+                return result, Outcome.OK
+            if failure.error is not None:
+                return result, outcome_of(failure.error)
+            if is_bare(result, name):
+                error = InternalError()
+            else:  # refused before the tool ran: its arguments (ArgumentGate, the SDK)
+                return result, Outcome.BAD_ARGUMENT
+        finally:
+            FAILURE.reset(reporting)
+        message = error.message if error.message.startswith(name) else f"{name}: {error.message}"
         await self.client_logging.send(ctx.session, "warning", message, ctx.request_id)
-        return tool_error(message), outcome
+        return tool_error(message), outcome_of(error)
 
     def _listed(self, result: HandlerResult) -> HandlerResult:
         def shown(name: str) -> str | None:

@@ -183,8 +183,13 @@ async def test_a_stalled_database_is_answered_within_the_deadline_and_keeps_the_
             started = time.monotonic()
             result = await client.call_tool("memory.query_entities", {"name": "Berrit"})
             tool_s = time.monotonic() - started
-            assert result.is_error and UNAVAILABLE in text_of(result), text_of(result)
-            assert "deeper tier" not in text_of(result)
+            # Unavailable once the guard's check has failed; until then (it may be slow, not
+            # stalled) the call is cancelled at its deadline saying so, never "unavailable".
+            told = text_of(result)
+            assert result.is_error and (
+                UNAVAILABLE in told or "before the database answered a check" in told
+            ), told
+            assert "deeper tier" not in told
             assert tool_s < DEADLINE_MS / 1000 + SLACK_S
 
             started = time.monotonic()

@@ -10,10 +10,11 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-from glyphoxa_mcp.db.guard import UNAVAILABLE, MemoryGuard
+from glyphoxa_mcp.db.guard import MemoryGuard
+from glyphoxa_mcp.errors import DatabaseUnavailableError
+from glyphoxa_mcp.server.state import tool_errors
 from glyphoxa_mcp.server.tier_gate import TierGate
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.server.tool_names import NameStyle, ToolName
@@ -98,7 +99,7 @@ async def test_a_call_past_the_deadline_is_cancelled_and_the_server_keeps_servin
         assert not quick.is_error and quick.structured_content["value"] == 2
 
 
-async def test_past_the_deadline_with_every_connection_taken_the_answer_says_memory_is_busy(
+async def test_past_the_deadline_with_every_connection_taken_the_answer_says_so_not_too_big(
     mode: str,
 ) -> None:
     overloaded = MemoryGuard(dsn="")
@@ -110,7 +111,7 @@ async def test_past_the_deadline_with_every_connection_taken_the_answer_says_mem
         with anyio.fail_after(5):
             slow = await client.call_tool("memory.query_entities", {"value": 1, "sleep_ms": 3000})
     assert slow.is_error
-    assert "memory is busy" in slow.content[0].text
+    assert "with every database connection in use. Retry in a moment." in slow.content[0].text
     assert "deeper tier" not in slow.content[0].text
 
 
@@ -121,8 +122,9 @@ async def test_a_call_that_lost_its_connection_is_tried_once_more_when_the_datab
 
     async def flaky(value: int) -> Echo:
         calls.append(value)
-        if len(calls) == 1:  # a pooled connection the restart left dead
-            raise ToolError(UNAVAILABLE)
+        with tool_errors():
+            if len(calls) == 1:  # a pooled connection the restart left dead
+                raise DatabaseUnavailableError("Cannot search: the connection was closed.")
         return Echo(tool="q", value=value)
 
     guard = MemoryGuard(test_server.admin_dsn)  # answering

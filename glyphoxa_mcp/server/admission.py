@@ -1,0 +1,229 @@
+"""Admission control: a call the server cannot answer within its tier's deadline is told
+"busy, retry after N ms" at once, instead of queueing until its deadline cancels it.
+
+Every tool call of a process passes one `Admission` (all viewers and tiers share the
+database, so they share the queue). At most `concurrency` calls run at once; the rest wait
+in one queue, FAST before STANDARD before DEEP, first come first served within a tier, and
+DEEP calls hold at most half the places, so a FAST call never waits behind a row of DEEP
+ones. Whether a call may wait is decided from measured service times (an exponentially
+weighted mean and deviation per tool and tier, as TCP estimates a round trip) by Little's
+law: the work ahead of it (the rest of the calls running, the calls queued before it)
+divided by the places, plus its own service time, must fit within its deadline. A call that
+would not fit is refused at once, with the time after which it would; a call whose wait
+turned out longer than foreseen is refused when it can no longer finish in time, before it
+starts work it could not finish. (no database, no MCP)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import anyio
+
+from glyphoxa_mcp.errors import MemoryBusyError
+from glyphoxa_mcp.server.metrics import Metrics
+from glyphoxa_mcp.server.tiers import Tier
+
+# Served first: the lower, the sooner.
+PRIORITY = {Tier.FAST: 0, Tier.STANDARD: 1, Tier.DEEP: 2}
+# The weight of a new sample in the running mean and deviation (TCP's 1/8 and 1/4).
+MEAN_GAIN = 0.125
+DEVIATION_GAIN = 0.25
+# A call's own service time is taken as mean + this many deviations (TCP takes 4).
+DEVIATIONS = 2.0
+# Of the deadline, the share the foreseen wait and service may fill: the rest is for what a
+# mean cannot see (the transport, the event loop of a busy machine).
+HEADROOM = 0.8
+# Before any call of a tool and tier is measured, its service time is taken as this share of
+# its deadline.
+UNMEASURED_SHARE = 0.25
+# Places by default: a few calls per core keep both the database and the server busy
+# without each call's share of the processors shrinking (2 cores: 4).
+CALLS_PER_CPU = 2
+# The pool a server is taken to have (Database.open's default).
+DEFAULT_POOL_SIZE = 10
+# The least wait foreseen for a call that has to queue.
+QUEUED_AT_LEAST_S = 0.001
+# Bounds of the retry hint.
+RETRY_MIN_MS = 10
+RETRY_MAX_MS = 10_000
+
+
+@dataclass
+class ServiceTime:
+    """A running estimate of one kind of call's service time, in seconds."""
+
+    mean: float
+    deviation: float
+
+    def add(self, sample: float) -> None:
+        self.deviation += DEVIATION_GAIN * (abs(sample - self.mean) - self.deviation)
+        self.mean += MEAN_GAIN * (sample - self.mean)
+
+    @property
+    def upper(self) -> float:
+        return self.mean + DEVIATIONS * self.deviation
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One call's place: while waiting, in the queue; once admitted, among the running."""
+
+    key: tuple[str, Tier]
+    tier: Tier
+    arrived: float
+    deadline_s: float
+    order: int
+    admitted: anyio.Event = field(default_factory=anyio.Event)
+    started: float | None = None
+
+    def remaining_s(self, now: float) -> float:
+        """What is left of the deadline."""
+        return self.deadline_s - (now - self.arrived)
+
+
+class Admission:
+    def __init__(
+        self,
+        concurrency: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        on_refused: Callable[[Tier, bool], None] = lambda _tier, _at_once: None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1; got {concurrency}")
+        self.concurrency = concurrency
+        self.clock = clock
+        self.running: list[Ticket] = []
+        self.waiting: list[Ticket] = []
+        self.times: dict[tuple[str, Tier], ServiceTime] = {}
+        self._order = itertools.count()
+        # Refusals so far: at once (on arrival), and after waiting (the wait ran long).
+        self.refused_at_once = 0
+        self.refused_after_waiting = 0
+        # Told of each refusal: the tier, and whether at once (else after waiting).
+        self.on_refused = on_refused
+
+    def limit(self, tier: Tier) -> int:
+        """Places a tier's calls may hold at once."""
+        return max(1, self.concurrency // 2) if tier is Tier.DEEP else self.concurrency
+
+    def service(self, tool: str, tier: Tier, deadline_s: float) -> ServiceTime:
+        estimate = self.times.get((tool, tier))
+        if estimate is None:
+            guess = deadline_s * UNMEASURED_SHARE
+            estimate = self.times[(tool, tier)] = ServiceTime(guess, guess / 2)
+        return estimate
+
+    def expected_wait_s(self, ticket: Ticket, now: float) -> float:
+        """By Little's law: the work ahead of `ticket` (what is left of the running calls,
+        the calls queued before it) spread over the places; 0 with a place free for it."""
+        ahead = [w for w in self.waiting if w is not ticket and _before(w, ticket)]
+        if not ahead and self._free_for(ticket.tier):
+            return 0.0
+        left = sum(
+            max(self.times[r.key].mean - (now - (r.started or now)), 0.0) for r in self.running
+        )
+        queued = sum(self.times[w.key].mean for w in ahead)
+        # Never 0 without a free place: 0 means "start now".
+        return max((left + queued) / self.concurrency, QUEUED_AT_LEAST_S)
+
+    def _free_for(self, tier: Tier) -> bool:
+        if len(self.running) >= self.concurrency:
+            return False
+        return sum(r.tier is tier for r in self.running) < self.limit(tier)
+
+    @contextlib.asynccontextmanager
+    async def admitted(self, tool: str, tier: Tier, deadline_s: float) -> AsyncIterator[Ticket]:
+        """A place for one call of `tool` within `deadline_s` (from now), held while the block
+        runs; raises `MemoryBusyError` (nothing run) when the call cannot be answered in time."""
+        now = self.clock()
+        own = self.service(tool, tier, deadline_s)
+        ticket = Ticket((tool, tier), tier, now, deadline_s, next(self._order))
+        budget = deadline_s * HEADROOM
+        wait = self.expected_wait_s(ticket, now)
+        if wait > 0 and wait + own.upper > budget:
+            self._refuse(tier, at_once=True)
+            raise MemoryBusyError(_retry_ms(wait + own.upper - budget))
+        if wait == 0:
+            self._start(ticket, now)
+        else:
+            self.waiting.append(ticket)
+            try:
+                # The latest start from which the call may still finish, on average, in time.
+                with anyio.move_on_after(max(budget - own.mean, 0.0)):
+                    await ticket.admitted.wait()
+            except BaseException:  # the call was cancelled while it waited
+                self._abandon(ticket)
+                raise
+            if ticket.started is None:
+                self._abandon(ticket)
+                self._refuse(tier, at_once=False)
+                raise MemoryBusyError(_retry_ms(self.expected_wait_s(ticket, self.clock())))
+        try:
+            yield ticket
+        finally:
+            end = self.clock()
+            self.running.remove(ticket)
+            assert ticket.started is not None
+            own.add(end - ticket.started)
+            self._hand_on()
+
+    def _start(self, ticket: Ticket, now: float) -> None:
+        ticket.started = now
+        self.running.append(ticket)
+
+    def _abandon(self, ticket: Ticket) -> None:
+        """A call gives up its place in the queue, or one handed to it as it gave up."""
+        if ticket in self.waiting:
+            self.waiting.remove(ticket)
+        elif ticket in self.running:
+            self.running.remove(ticket)
+        self._hand_on()
+
+    def _hand_on(self) -> None:
+        """Free places to the waiting calls, the most urgent tier first."""
+        for ticket in sorted(self.waiting, key=lambda w: (PRIORITY[w.tier], w.order)):
+            if len(self.running) >= self.concurrency:
+                return
+            if self._free_for(ticket.tier):
+                self.waiting.remove(ticket)
+                self._start(ticket, self.clock())
+                ticket.admitted.set()
+
+    def _refuse(self, tier: Tier, *, at_once: bool) -> None:
+        if at_once:
+            self.refused_at_once += 1
+        else:
+            self.refused_after_waiting += 1
+        self.on_refused(tier, at_once)
+
+
+def default_concurrency(pool_size: int = DEFAULT_POOL_SIZE) -> int:
+    """Places for a server on this machine whose pool holds `pool_size` connections."""
+    return max(1, min(pool_size, CALLS_PER_CPU * (os.cpu_count() or 1)))
+
+
+def admission_for(metrics: Metrics | None = None) -> Admission:
+    """A process's admission control, its refusals counted in `metrics`."""
+    if metrics is None:
+        return Admission(default_concurrency())
+    return Admission(
+        default_concurrency(),
+        on_refused=lambda tier, at_once: metrics.refused(tier.value, at_once),
+    )
+
+
+def _before(queued: Ticket, ticket: Ticket) -> bool:
+    """Whether `queued` will be served before `ticket`."""
+    return (PRIORITY[queued.tier], queued.order) < (PRIORITY[ticket.tier], ticket.order)
+
+
+def _retry_ms(seconds: float) -> int:
+    return min(max(math.ceil(seconds * 1000), RETRY_MIN_MS), RETRY_MAX_MS)

@@ -1,0 +1,134 @@
+"""Admission control on its own, with a clock the test moves: refusals decided from measured
+service times, and the order in which waiting calls are served."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from glyphoxa_mcp.errors import MemoryBusyError
+from glyphoxa_mcp.server.admission import Admission
+from glyphoxa_mcp.server.tiers import Tier
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def until(condition: object) -> None:
+    with anyio.fail_after(5):
+        while not condition():  # type: ignore[operator]
+            await anyio.sleep(0.001)
+
+
+async def test_a_call_the_measured_service_time_says_cannot_finish_in_time_is_refused_at_once() -> (
+    None
+):
+    clock = Clock()
+    refusals: list[tuple[Tier, bool]] = []
+    admission = Admission(
+        1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
+    )
+    for _ in range(3):  # measured: this tool takes 600 ms of a 1 s deadline
+        async with admission.admitted("search", Tier.STANDARD, 1.0):
+            clock.now += 0.6
+    hold = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+
+        async def running() -> None:
+            async with admission.admitted("search", Tier.STANDARD, 1.0):
+                await hold.wait()
+
+        tasks.start_soon(running)
+        await until(lambda: len(admission.running) == 1)
+        clock.now += 0.1
+        asked_at = clock.now
+        with pytest.raises(MemoryBusyError) as refused:
+            async with admission.admitted("search", Tier.STANDARD, 1.0):
+                pytest.fail("admitted a call that cannot finish within its deadline")
+        assert clock.now == asked_at  # answered at once: nothing waited for
+        assert refused.value.retry_after_ms > 0
+        assert f"Retry after {refused.value.retry_after_ms} ms." in refused.value.message
+        assert admission.waiting == []
+        hold.set()
+    assert refusals == [(Tier.STANDARD, True)]
+
+
+async def test_a_call_that_fits_waits_for_a_place_instead_of_being_refused() -> None:
+    clock = Clock()
+    admission = Admission(1, clock=clock)
+    for _ in range(3):  # measured: 50 ms of a 1 s deadline
+        async with admission.admitted("query", Tier.STANDARD, 1.0):
+            clock.now += 0.05
+    hold = anyio.Event()
+    served: list[str] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def call(name: str) -> None:
+            async with admission.admitted("query", Tier.STANDARD, 1.0):
+                served.append(name)
+                await hold.wait()
+
+        tasks.start_soon(call, "first")
+        await until(lambda: len(admission.running) == 1)
+        tasks.start_soon(call, "second")
+        await until(lambda: len(admission.waiting) == 1)
+        hold.set()
+    assert served == ["first", "second"]
+
+
+async def test_a_fast_call_is_served_before_deep_calls_that_were_waiting_longer() -> None:
+    clock = Clock()
+    admission = Admission(1, clock=clock)
+    admitted: list[str] = []
+    releases = {name: anyio.Event() for name in ("deep 1", "deep 2", "fast")}
+    async with anyio.create_task_group() as tasks:
+
+        async def call(name: str, tier: Tier, deadline_s: float) -> None:
+            async with admission.admitted(name, tier, deadline_s):
+                admitted.append(name)
+                await releases[name].wait()
+
+        # Generous deadlines: the order is what is tested, not the time.
+        tasks.start_soon(call, "deep 1", Tier.DEEP, 40.0)
+        await until(lambda: admitted == ["deep 1"])
+        tasks.start_soon(call, "deep 2", Tier.DEEP, 40.0)
+        await until(lambda: len(admission.waiting) == 1)
+        clock.now += 10.0  # deep 1 has had its foreseen time: a place is due any moment
+        tasks.start_soon(call, "fast", Tier.FAST, 10.0)
+        await until(lambda: len(admission.waiting) == 2)
+        releases["deep 1"].set()
+        await until(lambda: len(admitted) == 2)
+        releases["fast"].set()
+        releases["deep 2"].set()
+    assert admitted == ["deep 1", "fast", "deep 2"]
+
+
+async def test_deep_calls_leave_places_for_faster_tiers() -> None:
+    admission = Admission(4)
+    assert admission.limit(Tier.DEEP) == 2
+    assert admission.limit(Tier.FAST) == admission.limit(Tier.STANDARD) == 4
+
+
+async def test_a_call_cancelled_while_it_waits_gives_its_place_back() -> None:
+    clock = Clock()
+    admission = Admission(1, clock=clock)
+    hold = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+
+        async def running() -> None:
+            async with admission.admitted("query", Tier.DEEP, 40.0):
+                await hold.wait()
+
+        tasks.start_soon(running)
+        await until(lambda: len(admission.running) == 1)
+        with anyio.move_on_after(0.05):
+            async with admission.admitted("query", Tier.DEEP, 40.0):
+                pytest.fail("admitted while the only place was taken")
+        assert admission.waiting == []
+        hold.set()
+    assert admission.running == []
