@@ -112,6 +112,18 @@ async def migrate_dsn(dsn: str, embedding_dim: int | None) -> MigrationReport:
         await conn.close()
 
 
+async def _create_pool(dsn: str, min_size: int, max_size: int) -> asyncpg.Pool:
+    """A pool whose every connection has the codecs and scan settings of `init_connection`."""
+    return await asyncpg.create_pool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        init=init_connection,
+        reset=keep_session,
+        connection_class=VectorConnection,
+    )
+
+
 class OneConnection:
     """Pool-shaped access to one connection, so stores built on it share its transaction."""
 
@@ -140,8 +152,18 @@ class OneConnection:
         return await self._conn.fetchval(*args, **kwargs)
 
 
+# The write lane's connections (recorder appends, live indexing, ending a session), beside
+# the read lane's: a backlog of writes waits for these alone, never for a reader's.
+WRITE_POOL_SIZE = 4
+
+
 class Database:
-    """A migrated database and its connection pool; the one handle stores are built on."""
+    """A migrated database and its connection pools; the one handle stores are built on.
+
+    Two lanes: `pool` serves reads (tools, resources, the DM's commands) and `writes`, a
+    Database of its own over a second pool, serves the recorder and the pipeline it starts,
+    so neither can take every connection from the other. Without a write pool (a transaction,
+    a test's single pool), `writes` is this same handle."""
 
     def __init__(
         self,
@@ -149,17 +171,22 @@ class Database:
         location: DatabaseLocation,
         embedding_dim: int,
         guard: MemoryGuard | None = None,
+        *,
+        write_pool: asyncpg.Pool | None = None,
     ) -> None:
         self.pool = pool
         self.location = location
         self.embedding_dim = embedding_dim
         self.guard = guard or MemoryGuard(location.dsn)
+        self.writes: Database = self
+        if write_pool is not None:
+            self.writes = Database(write_pool, location, embedding_dim, self.guard)
         if guard is None and isinstance(pool, asyncpg.Pool):
             self.guard.on_recovered(self._renew_connections)
-            self.guard.saturated = self._saturated
+            self.guard.saturated = self.saturated
 
-    def _saturated(self) -> bool:
-        """Every pooled connection is taken: a call may be waiting for one."""
+    def saturated(self) -> bool:
+        """Every connection of this handle's pool is taken: a call may be waiting for one."""
         pool = self.pool
         if not isinstance(pool, asyncpg.Pool):
             return False
@@ -168,17 +195,28 @@ class Database:
         return idle == 0 and size >= int(pool.get_max_size())
 
     async def _renew_connections(self) -> None:
-        """After an outage, idle pooled connections may be dead: replace each at its next use."""
-        if isinstance(self.pool, asyncpg.Pool):
-            await self.pool.expire_connections()
+        """After an outage, idle pooled connections may be dead: replace each at its next use
+        (in both lanes)."""
+        for pool in {id(db.pool): db.pool for db in (self, self.writes)}.values():
+            if isinstance(pool, asyncpg.Pool):
+                await pool.expire_connections()
 
     @classmethod
     async def open(
-        cls, settings: DatabaseSettings, *, min_size: int = 1, max_size: int = 10
+        cls,
+        settings: DatabaseSettings,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        write_size: int = WRITE_POOL_SIZE,
     ) -> Database:
         location = await locate(settings)
         return await cls.open_dsn(
-            location, settings.embedding_dim, min_size=min_size, max_size=max_size
+            location,
+            settings.embedding_dim,
+            min_size=min_size,
+            max_size=max_size,
+            write_size=write_size,
         )
 
     @classmethod
@@ -189,19 +227,21 @@ class Database:
         *,
         min_size: int = 1,
         max_size: int = 10,
+        write_size: int = WRITE_POOL_SIZE,
     ) -> Database:
-        """`embedding_dim` None: the database's own (see `migrate`)."""
+        """`embedding_dim` None: the database's own (see `migrate`). The read pool keeps
+        `min_size` connections open; the write pool (`write_size`, 0: none, writes share the
+        read pool) opens its connections when writes come, so a command that only reads
+        holds no more connections than before."""
         report = await migrate_dsn(location.dsn, embedding_dim)
         with driver_errors("connect to the database"):
-            pool = await asyncpg.create_pool(
-                location.dsn,
-                min_size=min_size,
-                max_size=max_size,
-                init=init_connection,
-                reset=keep_session,
-                connection_class=VectorConnection,
-            )
-        return cls(pool, location, report.embedding_dim)
+            pool = await _create_pool(location.dsn, min_size, max_size)
+            try:
+                writes = await _create_pool(location.dsn, 0, write_size) if write_size else None
+            except BaseException:
+                await pool.close()
+                raise
+        return cls(pool, location, report.embedding_dim, write_pool=writes)
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Database]:
@@ -213,7 +253,11 @@ class Database:
 
     async def close(self) -> None:
         assert isinstance(self.pool, asyncpg.Pool), "close the database, not a transaction"
-        await self.pool.close()
+        try:
+            if self.writes is not self:
+                await self.writes.close()
+        finally:
+            await self.pool.close()
 
     async def __aenter__(self) -> Database:
         return self
