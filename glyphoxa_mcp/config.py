@@ -18,6 +18,9 @@ MAX_INDEXED_DIMENSIONS = 2000
 # A new database stores vectors as wide as the offline default model's (WordLlama); an
 # existing one keeps the width it was created with unless a width is configured.
 DEFAULT_EMBEDDING_DIM = 256
+# How long a write (a recorder's append, a session fact) may take before it is answered as
+# not stored (or, its commit sent, maybe stored), with what to resend.
+DEFAULT_WRITE_DEADLINE_MS = 2000
 
 
 def default_data_dir() -> Path:
@@ -100,3 +103,4 @@ class Settings(BaseModel):
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     chat: ChatSettings = Field(default_factory=lambda: ChatSettings(enabled=False))
+    write_deadline_ms: int = Field(default=DEFAULT_WRITE_DEADLINE_MS, gt=0, le=600_000)

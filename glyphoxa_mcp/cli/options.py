@@ -8,6 +8,7 @@ from typing import Any
 
 from glyphoxa_mcp.config import (
     DEFAULT_EMBEDDING_DIM,
+    DEFAULT_WRITE_DEADLINE_MS,
     DatabaseSettings,
     Settings,
     default_data_dir,
@@ -32,6 +33,18 @@ def env_option(
     shown = f" (default: {default})" if default is not None else ""
     parser.add_argument(
         flag, default=os.environ.get(env, default), help=f"{help} [env {env}]{shown}", **kwargs
+    )
+
+
+def add_write_options(parser: argparse.ArgumentParser) -> None:
+    env_option(
+        parser,
+        "--write-deadline-ms",
+        env="GLYPHOXA_WRITE_DEADLINE_MS",
+        help="answer a recorder's write not done by then as not stored (or maybe stored), "
+        "naming what to resend",
+        default=DEFAULT_WRITE_DEADLINE_MS,
+        metavar="MS",
     )
 
 
@@ -155,4 +168,12 @@ def app_settings(args: argparse.Namespace) -> Settings:
             "enabled": hasattr(args, "llm_model") and not args.no_llm,
         },
     )
-    return Settings(database=database_settings(args), embedding=embedding, chat=chat)
+    return settings_from(
+        Settings,
+        {
+            "database": database_settings(args),
+            "embedding": embedding,
+            "chat": chat,
+            "write_deadline_ms": getattr(args, "write_deadline_ms", None),
+        },
+    )

@@ -26,6 +26,7 @@ from glyphoxa_mcp.cli.options import (
     add_embedder_options,
     add_llm_options,
     add_scope_options,
+    add_write_options,
     app_settings,
     env_option,
 )
@@ -147,6 +148,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             default=DEFAULT_DEADLINES_MS[tier],
             metavar="MS",
         )
+    add_write_options(serve)
     add_database_options(serve)
     add_embedder_options(serve)
     # The recorder endpoint extracts scenes during play with the LLM, when one is set.

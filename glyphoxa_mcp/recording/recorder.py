@@ -1,7 +1,10 @@
 """The recorder: what a voice bridge (over the recorder endpoint) or a DM's terminal (`record`)
 does to a session while it is played.
 
-Every call is one transaction: an append stores all of its utterances or none. Misheard
+Every call is one transaction: an append stores all of its utterances or none. Every call
+runs on the database's write lane (`Database.writes`) within the write deadline, and one that
+is not confirmed by then is answered `UnconfirmedWriteError`: not stored (or, its commit sent
+and unanswered, maybe stored), naming what to resend. Misheard
 campaign names are put back before a line is stored (the phonetic stage), so the hot context
 and every search see them right from the first moment. Each open session gets a
 `LiveIndexer` in the recorder's task group; ending a session stops it and runs `session end`
@@ -23,6 +26,7 @@ from pydantic import BaseModel, Field
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
 from glyphoxa_mcp.correction.spans import apply_corrections, phonetic_spans
+from glyphoxa_mcp.db.write_deadline import WriteProgress, write_within
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError, NotFoundError
 from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.recording.live_index import LiveIndexer
@@ -33,7 +37,7 @@ from glyphoxa_mcp.recording.utterances import (
     recorded_as,
 )
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewSession, Session, build
+from glyphoxa_mcp.storage.models import Entry, NewSession, Session, build
 from glyphoxa_mcp.storage.session_facts import SessionFact
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
@@ -58,18 +62,61 @@ class Ending:
     done: anyio.Event = field(default_factory=anyio.Event)
 
 
+# A resend error names at most this many utterances by id, then how many more.
+NAMED_IN_RESEND = 10
+
+
+def resend_utterances(utterances: Sequence[SpokenUtterance]) -> str:
+    """What to send again, for a writer told an append was not confirmed: the call's
+    utterances (all or none were stored) by id, and why sending them again is safe."""
+    ids = [u.utterance_id for u in utterances if u.utterance_id is not None]
+    unnamed = len(utterances) - len(ids)
+    if not ids:
+        which = "this utterance" if unnamed == 1 else f"all {unnamed} utterances of this call"
+        return f"{which} (the same timestamp, speaker and words make a resend safe)"
+    named = ", ".join(ids[:NAMED_IN_RESEND])
+    more = len(ids) - NAMED_IN_RESEND
+    if more > 0:
+        named += f" and {more} more"
+    if unnamed:
+        named += f", and {unnamed} without an id (same timestamp, speaker and words)"
+    word = "utterance" if len(utterances) == 1 else "utterances"
+    why = "its utterance_id makes" if len(ids) == 1 else "their utterance_id makes"
+    return f"{word} {named} ({why} a resend safe)"
+
+
 class Recorder:
-    """Records sessions of any campaign; background work runs in `tasks`."""
+    """Records sessions of any campaign on the write lane; background work runs in `tasks`."""
 
     def __init__(
-        self, app: App, tasks: TaskGroup, correctors: CorrectorCache = SHARED_CORRECTORS
+        self,
+        app: App,
+        tasks: TaskGroup,
+        correctors: CorrectorCache = SHARED_CORRECTORS,
+        *,
+        write_deadline_ms: int | None = None,
     ) -> None:
+        """`write_deadline_ms` None: the app's setting (`--write-deadline-ms`)."""
         self.app = app
-        self.memory_of = app.memory
+        self.db = app.db.writes
+        self.write_deadline_s = (write_deadline_ms or app.settings.write_deadline_ms) / 1000
+        # The campaigns' memories over the write lane (the app's own serve the readers).
+        self._memories: dict[str, CampaignMemory] = {}
         self._tasks = tasks
         self._correctors = correctors
         self._indexers: dict[tuple[str, str], LiveIndexer] = {}
         self._endings: dict[tuple[str, str], Ending] = {}
+
+    def memory_of(self, campaign: str) -> CampaignMemory:
+        """The campaign's memory on the write lane, one per campaign for the recorder's life."""
+        memory = self._memories.get(campaign)
+        if memory is None:
+            memory = self._memories[campaign] = (
+                self.app.memory(campaign)
+                if self.db is self.app.db
+                else CampaignMemory(self.db, campaign)
+            )
+        return memory
 
     async def start(
         self,
@@ -83,7 +130,17 @@ class Recorder:
         whether it is new. Nothing stored is read back: a recorder reads nothing."""
         memory = self.memory_of(campaign)
         session = build(NewSession, id=session_id, title=title, started_at=started_at)
-        return await memory.sessions.open(session)
+
+        async def write(progress: WriteProgress) -> bool:
+            progress.commit_sent = True  # one statement: sent is maybe committed
+            return await memory.sessions.open(session)
+
+        return await write_within(
+            self.db,
+            self.write_deadline_s,
+            write,
+            resend=f"session.start for {session_id!r} (starting it again is safe)",
+        )
 
     async def append(
         self, campaign: str, session_id: str, utterances: Sequence[SpokenUtterance]
@@ -98,13 +155,19 @@ class Recorder:
                 field="utterances",
             )
         memory = self.memory_of(campaign)
-        await self._session(memory, session_id)
-        corrector = self._correctors.for_entities(await memory.known_entities())
-        entries = []
-        for utterance in utterances:
-            spans = phonetic_spans(corrector.correct(utterance.text))
-            entries.append(utterance.entry(apply_corrections(utterance.text, spans), spans))
-        stored = await memory.log.record(session_id, entries)
+
+        async def write(progress: WriteProgress) -> list[tuple[Entry, bool]]:
+            await self._session(memory, session_id)
+            corrector = self._correctors.for_entities(await memory.known_entities())
+            entries = []
+            for utterance in utterances:
+                spans = phonetic_spans(corrector.correct(utterance.text))
+                entries.append(utterance.entry(apply_corrections(utterance.text, spans), spans))
+            return await memory.log.record(session_id, entries, progress)
+
+        stored = await write_within(
+            self.db, self.write_deadline_s, write, resend=resend_utterances(utterances)
+        )
         if any(new for _, new in stored):
             self._indexer(memory, session_id).poke()
         return [
@@ -129,7 +192,16 @@ class Recorder:
         does); asking again while it runs returns the same ending. Its state says how far it
         got and nothing of what it found (that goes to the server's log)."""
         memory = self.memory_of(campaign)
-        await self._session(memory, session_id)
+
+        async def check(_progress: WriteProgress) -> Session:
+            return await self._session(memory, session_id)
+
+        await write_within(
+            self.db,
+            self.write_deadline_s,
+            check,
+            resend=f"session.end for {session_id!r} (calling it again is safe)",
+        )
         key = (campaign, session_id)
         running = self._endings.get(key)
         if running is not None and running.state.state == "ending":
@@ -142,7 +214,7 @@ class Recorder:
         async def finish() -> None:
             try:
                 report = await end_session(
-                    self.app.db, campaign, session_id, self.app.embedder, chat=self.app.chat
+                    self.db, campaign, session_id, self.app.embedder, chat=self.app.chat
                 )
                 log.info(
                     "session %s of %s ended (%s summary%s)",
@@ -168,18 +240,39 @@ class Recorder:
         self, campaign: str, session_id: str, key: str, text: str, npc_id: str | None
     ) -> SessionFact:
         memory = self.memory_of(campaign)
-        await self._session(memory, session_id)
-        if npc_id is not None:
-            await self._npc(memory, npc_id)
-        return await memory.session_facts.set(session_id, key, text, npc_id)
+
+        async def write(progress: WriteProgress) -> SessionFact:
+            await self._session(memory, session_id)
+            if npc_id is not None:
+                await self._npc(memory, npc_id)
+            progress.commit_sent = True  # one statement: sent is maybe committed
+            return await memory.session_facts.set(session_id, key, text, npc_id)
+
+        return await write_within(
+            self.db,
+            self.write_deadline_s,
+            write,
+            resend=f"session_facts.set for {key!r} (setting it again is safe)",
+        )
 
     async def clear_facts(self, campaign: str, session_id: str, key: str | None) -> None:
         """Remove the fact `key` of the session, or (None) all of them. Nothing is read back,
         not even whether there was such a fact: a recorder reads nothing, and the facts may
         be the DM's. Clearing what is not there is done already."""
         memory = self.memory_of(campaign)
-        await self._session(memory, session_id)
-        await memory.session_facts.clear(session_id, key)
+
+        async def write(progress: WriteProgress) -> None:
+            await self._session(memory, session_id)
+            progress.commit_sent = True  # one statement: sent is maybe committed
+            await memory.session_facts.clear(session_id, key)
+
+        what = "every fact" if key is None else repr(key)
+        await write_within(
+            self.db,
+            self.write_deadline_s,
+            write,
+            resend=f"session_facts.clear for {what} (clearing again is safe)",
+        )
 
     def _indexer(self, memory: CampaignMemory, session_id: str) -> LiveIndexer:
         key = (memory.campaign_id, session_id)

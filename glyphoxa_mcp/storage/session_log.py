@@ -11,6 +11,7 @@ import asyncpg
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.write_deadline import WriteProgress
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.models import (
     NO_FILTERS,
@@ -206,15 +207,21 @@ class SessionLog:
         return stored
 
     async def record(
-        self, session_id: str, entries: Sequence[NewEntry]
+        self,
+        session_id: str,
+        entries: Sequence[NewEntry],
+        progress: WriteProgress | None = None,
     ) -> list[tuple[Entry, bool]]:
         """Store utterances in one transaction; for each, in order, the stored entry and
-        whether it is new (an utterance sent again keeps what was stored first)."""
+        whether it is new (an utterance sent again keeps what was stored first). `progress`
+        is told when the commit is about to be sent (see `write_within`)."""
         keys = [entry.source_key or source_key_of(entry) for entry in entries]
         with driver_errors(f"store {len(entries)} entries in session {session_id!r}"):
             async with self._pool.acquire() as conn, conn.transaction():
                 added = set(await self._append(conn, session_id, entries))
                 rows = await conn.fetch(SELECT_BY_KEYS, self.campaign_id, session_id, keys)
+                if progress is not None:
+                    progress.commit_sent = True  # the block's end commits
         by_key = {row["source_key"]: _entry(row) for row in rows}
         recorded = []
         for key in keys:
