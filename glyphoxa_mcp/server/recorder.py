@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import AwareDatetime, BaseModel, Field
 
 from glyphoxa_mcp import __version__
+from glyphoxa_mcp.db.guard import UNAVAILABLE
+from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError, with_retry_advice
 from glyphoxa_mcp.recording.recorder import EndState, Recorder
 from glyphoxa_mcp.recording.utterances import (
     MAX_UTTERANCES_PER_CALL,
@@ -31,7 +35,6 @@ from glyphoxa_mcp.recording.utterances import (
 )
 from glyphoxa_mcp.server.arguments import ArgumentGate, add_checked_tool, strict_arguments
 from glyphoxa_mcp.server.client_logging import ClientLogging
-from glyphoxa_mcp.server.state import tool_errors
 from glyphoxa_mcp.server.tier_gate import relisted
 from glyphoxa_mcp.server.tool_names import (
     NameStyle,
@@ -39,8 +42,11 @@ from glyphoxa_mcp.server.tool_names import (
     advertised,
     canonical_recorder,
 )
+from glyphoxa_mcp.server.wire import as_wire
 from glyphoxa_mcp.storage.session_facts import SessionFact
 from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+
+log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "Records a tabletop RPG session while it is played: start the session, append each "
@@ -60,6 +66,52 @@ class RecorderState:
     recorder: Recorder
     campaign: str
     client_logging: ClientLogging
+
+
+@contextlib.contextmanager
+def recorder_errors(tool: RecorderToolName) -> Iterator[None]:
+    """Every failure of a recorder's call becomes one sentence saying what happened and
+    whether and when to call again, never the SDK's bare "Error executing tool": a write not
+    confirmed by its deadline says what to resend (its own message); a database out of reach
+    says to try again; the caller's mistakes say what to fix; anything else is logged for the
+    DM and answered as the server's own failure."""
+    try:
+        yield
+    except DatabaseUnavailableError as exc:
+        raise ToolError(f"{UNAVAILABLE} Nothing was stored by this call.") from exc
+    except GlyphoxaError as exc:
+        raise ToolError(with_retry_advice(exc)) from exc
+    except Exception as exc:
+        log.exception("%s failed", tool.value)
+        raise ToolError(internal_failure(tool.value)) from exc
+
+
+def internal_failure(tool: str) -> str:
+    return (
+        f"{tool} failed inside the server (its log says why, for the DM); call it again once "
+        "in a moment (a resend is safe), and if it fails again, retrying will not help."
+    )
+
+
+async def plain_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """A tool's error as its own sentence: the SDK's "Error executing tool NAME: " goes, and
+    a crash the SDK answered with that prefix alone says what `internal_failure` says."""
+    result = await call_next(ctx)
+    if ctx.method != "tools/call" or not isinstance(ctx.params, dict):
+        return result
+    wire = as_wire(result)
+    if not isinstance(wire, dict) or not wire.get("isError"):
+        return result
+    name = str(ctx.params.get("name", ""))
+    prefix = f"Error executing tool {name}"
+    content = []
+    for block in wire.get("content") or []:
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str) and text.startswith(prefix):
+            rest = text[len(prefix) :].removeprefix(":").strip()
+            block = {**block, "text": rest or internal_failure(name)}
+        content.append(block)
+    return {**wire, "content": content}
 
 
 def _state(ctx: Context[Any, Any]) -> RecorderState:
@@ -111,7 +163,7 @@ async def session_start(
     ] = None,
 ) -> StartedSession:
     state = _state(ctx)
-    with tool_errors():
+    with recorder_errors(RecorderToolName.SESSION_START):
         new = await state.recorder.start(
             state.campaign, session_id, title=title, started_at=started_at
         )
@@ -131,7 +183,7 @@ async def transcript_append(
     ],
 ) -> AppendResult:
     state = _state(ctx)
-    with tool_errors():
+    with recorder_errors(RecorderToolName.TRANSCRIPT_APPEND):
         recorded = await state.recorder.append(state.campaign, session_id, utterances)
     return AppendResult(
         session_id=session_id,
@@ -167,7 +219,7 @@ async def session_end(
             session, "info" if ended.state == "ended" else "error", message
         )
 
-    with tool_errors():
+    with recorder_errors(RecorderToolName.SESSION_END):
         ending = await state.recorder.end(state.campaign, session_id, on_done=tell)
     if wait:
         await ending.done.wait()
@@ -189,7 +241,7 @@ async def session_facts_set(
     ] = None,
 ) -> SessionFact:
     state = _state(ctx)
-    with tool_errors():
+    with recorder_errors(RecorderToolName.SESSION_FACTS_SET):
         return await state.recorder.set_fact(state.campaign, session_id, key, text, npc_id)
 
 
@@ -202,7 +254,7 @@ async def session_facts_clear(
     ] = None,
 ) -> ClearedFacts:
     state = _state(ctx)
-    with tool_errors():
+    with recorder_errors(RecorderToolName.SESSION_FACTS_CLEAR):
         await state.recorder.clear_facts(state.campaign, session_id, key)
     return ClearedFacts(session_id=session_id, key=key)
 
@@ -280,7 +332,7 @@ def build_recorder_server(
         instructions=INSTRUCTIONS,
         version=__version__,
         lifespan=lifespan,
-        middleware=[RecorderNames(style), ArgumentGate(RECORDER_ARGUMENTS)],
+        middleware=[RecorderNames(style), plain_errors, ArgumentGate(RECORDER_ARGUMENTS)],
     )
     client_logging.attach(server)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
