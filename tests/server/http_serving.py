@@ -53,11 +53,16 @@ async def serving(
     metrics_token: str | None = None,
     max_sessions_per_token: int = DEFAULT_MAX_SESSIONS_PER_TOKEN,
     timeouts: HttpTimeouts | None = None,
+    write_deadline_ms: int | None = None,
 ) -> AsyncIterator[str]:
     """The HTTP app on a free loopback port, in this process, with `serve`'s uvicorn settings;
-    its base URL. Deadlines are unhurried unless `policies` are given."""
+    its base URL. Deadlines are unhurried unless `policies` are given (and the recorder's
+    write deadline `serve`'s default unless `write_deadline_ms` is)."""
+    settings = (
+        Settings() if write_deadline_ms is None else Settings(write_deadline_ms=write_deadline_ms)
+    )
     registry = EndpointRegistry(
-        App(Settings(), db, offline_embedder(db.embedding_dim), chat=None),
+        App(settings, db, offline_embedder(db.embedding_dim), chat=None),
         EndpointSettings(policies or {tier: unhurried(tier) for tier in Tier}, metrics=metrics),
         only=single,
     )
