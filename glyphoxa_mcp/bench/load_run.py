@@ -4,7 +4,8 @@ this process calling it at once over streamable HTTP for a set time.
 Every client has a bearer token of its viewer (the DM or one of a table's NPCs, made for the
 run and revoked after it), opens its session and calls each tool once before the clock
 starts, then calls the tools in the mix of `load.TOOL_MIX` back to back, with the bench
-workload's arguments, until the time is up. A client whose session breaks opens a new one.
+workload's arguments, until the time is up; a "busy, retry after N ms" answer is waited out
+first, as a client should. A client whose session breaks opens a new one.
 The yardstick rows of the bench are timed just before and just after.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -42,6 +44,7 @@ from glyphoxa_mcp.bench.load import (
     LoadSettings,
     Outcome,
     next_tool,
+    tier_loads,
     tool_loads,
     viewers_of,
 )
@@ -72,7 +75,8 @@ from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.vocabulary import EntityType
 
-TIER = Tier.STANDARD
+# Bearer tokens are made for the deepest tier, so each client may call the tier it is given.
+TOKEN_TIER = Tier.DEEP
 # A request with no answer by then fails (an exception) instead of hanging its client.
 READ_TIMEOUT_S = 30
 # Before a broken session is opened again.
@@ -81,12 +85,23 @@ RECONNECT_PAUSE_S = 0.1
 # would only pile cold calls past their deadline.
 WARMING_AT_ONCE = 4
 YARDSTICK_SAMPLES = 200
+RETRY_AFTER = re.compile(r"Retry after (\d+) ms")
 TOKEN_LABEL = "bench load"
 
 
-def endpoint_path(npc_id: str | None) -> str:
+def endpoint_path(npc_id: str | None, tier: Tier = Tier.STANDARD) -> str:
     viewer = "dm" if npc_id is None else f"npc/{npc_id}"
-    return f"/c/{CAMPAIGN_ID}/{viewer}/{TIER.value.lower()}/mcp"
+    return f"/c/{CAMPAIGN_ID}/{viewer}/{tier.value.lower()}/mcp"
+
+
+def retry_after_s(message: str) -> float:
+    """The wait a busy answer asks for ("Retry after N ms."); 0 for any other answer."""
+    asked = RETRY_AFTER.search(message)
+    return int(asked.group(1)) / 1000 if asked else 0.0
+
+
+def tier_of(client: int, tiers: tuple[Tier, ...]) -> Tier:
+    return tiers[client % len(tiers)]
 
 
 def _describe(exc: BaseException) -> str:
@@ -125,10 +140,10 @@ class Swarm:
         return self.start.is_set() and time.monotonic() >= self.end
 
     @contextlib.asynccontextmanager
-    async def session(self, npc_id: str | None) -> AsyncIterator[Client]:
+    async def session(self, npc_id: str | None, tier: Tier) -> AsyncIterator[Client]:
         headers = {"Authorization": f"Bearer {self.tokens[npc_id]}"}
         http = HttpClient(headers=headers, timeout=READ_TIMEOUT_S)
-        url = self.base + endpoint_path(npc_id)
+        url = self.base + endpoint_path(npc_id, tier)
         async with (
             http,
             Client(
@@ -139,47 +154,56 @@ class Swarm:
             yield client
 
     async def calls(
-        self, client: Client, rng: random.Random, arguments: dict[str, Any], used: dict[str, int]
+        self,
+        client: Client,
+        rng: random.Random,
+        arguments: dict[str, Any],
+        used: dict[str, int],
+        tier: Tier,
     ) -> bool:
         """Calls back to back until the time is up (False), or until one fails without an
         answer in a way that may have broken the session (True)."""
         while not self.time_is_up():
-            tool = next_tool(rng)
+            tool = next_tool(rng) if len(arguments) > 1 else next(iter(arguments))
             asked = arguments[tool][used[tool] % len(arguments[tool])]
             used[tool] += 1
             began = time.perf_counter_ns()
             try:
                 result = await client.call_tool(tool, asked)
             except MCPError as exc:  # an error answer: the session goes on
-                self._record(tool, began, EXCEPTION, _describe(exc))
+                self._record(tool, tier, began, EXCEPTION, _describe(exc))
                 continue
             except Exception as exc:
-                self._record(tool, began, EXCEPTION, _describe(exc))
+                self._record(tool, tier, began, EXCEPTION, _describe(exc))
                 return True
             if result.is_error:
-                self._record(tool, began, ERROR, text_of(result.content))
+                told = text_of(result.content)
+                self._record(tool, tier, began, ERROR, told)
+                # As a client should: a busy server's "retry after N ms" is waited out.
+                await anyio.sleep(retry_after_s(told))
             else:
-                self._record(tool, began, OK)
+                self._record(tool, tier, began, OK)
         return False
 
     def _record(
-        self, tool: str, began_ns: int, outcome: Outcome, message: str | None = None
+        self, tool: str, tier: Tier, began_ns: int, outcome: Outcome, message: str | None = None
     ) -> None:
         duration_ms = (time.perf_counter_ns() - began_ns) / 1e6
-        self.records.append(CallRecord(tool, duration_ms, outcome, message))
+        self.records.append(CallRecord(tool, duration_ms, outcome, message, tier.value))
 
-    async def client(self, number: int, npc_id: str | None, workload: Workload) -> None:
-        """One client: its session, a call of every tool, the signal that it is ready, and
-        its calls once the clock starts; a session that breaks is opened again."""
+    async def client(self, number: int, npc_id: str | None, workload: Workload, tier: Tier) -> None:
+        """One client: its session, a call of every tool its tier offers, the signal that it
+        is ready, and its calls once the clock starts; a session that breaks is opened again."""
         rng = random.Random(f"load:{number}")
-        arguments = _arguments(workload)
+        offered = {tool.value for tool in tier_policy(tier).tools}
+        arguments = {t: a for t, a in _arguments(workload).items() if t in offered}
         used = dict.fromkeys(TOOL_MIX, 0)
         warmed = False
         while True:
             broke = False
             began = time.perf_counter_ns()
             try:
-                async with self.session(npc_id) as client:
+                async with self.session(npc_id, tier) as client:
                     if not warmed:
                         async with self.warming:
                             for tool, rotation in arguments.items():
@@ -191,15 +215,15 @@ class Swarm:
                         if self.warmed == self.clients:
                             self.ready.set()
                         await self.start.wait()
-                    broke = await self.calls(client, rng, arguments, used)
+                    broke = await self.calls(client, rng, arguments, used, tier)
             except Exception as exc:
                 if not warmed:
                     raise BenchError(
-                        f"Client {number} ({endpoint_path(npc_id)}) could not start: "
+                        f"Client {number} ({endpoint_path(npc_id, tier)}) could not start: "
                         f"{_describe(exc)}"
                     ) from exc
                 if not broke:
-                    self._record(CONNECT, began, EXCEPTION, _describe(exc))
+                    self._record(CONNECT, tier, began, EXCEPTION, _describe(exc))
                     broke = True
             if not broke or self.time_is_up():
                 return
@@ -246,7 +270,7 @@ async def _drive(
     made = {
         npc_id: await tokens.create(
             Viewer.dm(CAMPAIGN_ID) if npc_id is None else Viewer.npc(CAMPAIGN_ID, npc_id),
-            TIER,
+            TOKEN_TIER,
             TOKEN_LABEL,
         )
         for npc_id in dict.fromkeys(viewers)
@@ -262,7 +286,8 @@ async def _drive(
             workloads = [build_workload(dataset, npc, seed=n) for n, npc in enumerate(viewers)]
             async with anyio.create_task_group() as clients:
                 for number, npc_id in enumerate(viewers):
-                    clients.start_soon(swarm.client, number, npc_id, workloads[number])
+                    tier = tier_of(number, settings.tiers)
+                    clients.start_soon(swarm.client, number, npc_id, workloads[number], tier)
                 await swarm.ready.wait()
                 say(f"all clients ready; calling for {settings.seconds} s")
                 swarm.end = time.monotonic() + settings.seconds
@@ -301,7 +326,9 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
         say("timing the yardsticks again")
         after = await _yardstick(context)
         database = await _database_report(app.db)
-    deadline_ms = tier_policy(TIER).deadline_ms
+    deadlines_ms = {tier.value: tier_policy(tier).deadline_ms for tier in settings.tiers}
+    # The tool rows against the deepest deadline called (each tier has its own row).
+    deadline_ms = max(deadlines_ms.values())
     return LoadReport(
         glyphoxa_version=__version__,
         started_at=started_at,
@@ -313,8 +340,9 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
         seconds=settings.seconds,
         elapsed_s=round(driven.elapsed_s, 3),
         viewers=["dm" if v is None else f"npc:{v}" for v in viewers],
-        tier=TIER.value,
+        tier=",".join(deadlines_ms),
         deadline_ms=deadline_ms,
+        tiers=tier_loads(driven.records, driven.elapsed_s, deadlines_ms),
         reconnects=driven.reconnects,
         server_log=driven.server_log,
         tools=tool_loads(driven.records, driven.elapsed_s, deadline_ms),

@@ -23,6 +23,7 @@ from glyphoxa_mcp.bench.load import (
     load_rows,
     log_counts,
     next_tool,
+    tier_loads,
     tool_load,
     tool_loads,
     viewers_of,
@@ -209,3 +210,51 @@ def test_the_server_log_is_counted_by_level_logger_and_first_words() -> None:
     }
     assert list(log_counts(log).values()) == [3, 2, 1]  # most frequent first
     assert log_counts("") == {}
+
+
+def test_errors_are_counted_by_kind_and_a_busy_refusal_within_50_ms_is_in_time() -> None:
+    busy = "memory.search_facts: memory is busy and cannot answer ... Retry after 120 ms."
+    cancelled = (
+        "memory.search_facts did not finish within the STANDARD tier's deadline of 1000 ms and "
+        "was cancelled."
+    )
+    records = [
+        ok(FACTS, 10.0),
+        ok(FACTS, 1200.0),  # answered, but late
+        CallRecord(FACTS, 3.0, ERROR, busy),
+        CallRecord(FACTS, 80.0, ERROR, busy),  # refused, but not at once
+        CallRecord(FACTS, 1001.0, ERROR, cancelled),
+        # Before admission control, a cancellation with every connection taken said "busy".
+        CallRecord(
+            FACTS, 1002.0, ERROR, "memory is busy (...) and the call was cancelled at the deadline"
+        ),
+        CallRecord(
+            FACTS, 5.0, ERROR, "Memory unavailable: the campaign database is not answering."
+        ),
+        CallRecord(FACTS, 5.0, ERROR, "Error executing tool memory.search_facts"),
+        CallRecord(FACTS, 5.0, EXCEPTION, "ReadError"),
+    ]
+    row = tool_load(FACTS, records, 2.0, DEADLINE_MS)
+    assert row.errors_by_kind == {
+        "busy": 2,
+        "deadline": 2,
+        "unavailable": 1,
+        "internal": 1,
+        "exception": 1,
+    }
+    assert (row.answered_in_time, row.refused_within_50ms, row.cancelled_at_deadline) == (1, 1, 2)
+    assert row.answered_in_time_per_s == 0.5
+    assert not row.meets
+    fine = tool_load(FACTS, [ok(FACTS, 10.0), CallRecord(FACTS, 3.0, ERROR, busy)], 1.0, 1000)
+    assert fine.meets
+
+
+def test_each_tier_is_held_to_its_own_deadline() -> None:
+    records = [
+        CallRecord(QUERY, 120.0, OK, tier="FAST"),
+        CallRecord(QUERY, 200.0, OK, tier="FAST"),
+        CallRecord(FACTS, 900.0, OK, tier="STANDARD"),
+    ]
+    rows = {row.tool: row for row in tier_loads(records, 1.0, {"FAST": 150, "STANDARD": 1000})}
+    assert (rows["FAST"].calls, rows["FAST"].answered_in_time, rows["FAST"].meets) == (2, 1, False)
+    assert (rows["STANDARD"].answered_in_time, rows["STANDARD"].meets) == (1, True)
