@@ -39,6 +39,8 @@ from glyphoxa_mcp.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
     GlyphoxaError,
+    InternalError,
+    MemoryUnavailableError,
     NotFoundError,
 )
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, is_endpoint_path
@@ -132,11 +134,11 @@ class ViewerDoor:
             await _refuse(scope, receive, send, 404, f"Not found: {viewer.describe()}.")
             return
         except DatabaseUnavailableError:  # the guard logs the outage, once
-            await _refuse(scope, receive, send, 503, "Memory unavailable; try again shortly.")
+            await _refuse(scope, receive, send, 503, MemoryUnavailableError().message)
             return
-        except GlyphoxaError:
+        except GlyphoxaError:  # not an outage: not "unavailable"
             log.warning("could not admit a request for %s", viewer.describe(), exc_info=True)
-            await _refuse(scope, receive, send, 503, "Memory unavailable; try again shortly.")
+            await _refuse(scope, receive, send, 503, InternalError().message)
             return
         app = endpoints.apps[tier]
         # Without auth, the path's viewer stands for the token.
