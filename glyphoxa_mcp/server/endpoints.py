@@ -114,12 +114,14 @@ class EndpointRegistry:
         }
 
     def problems(self) -> list[str]:
-        """Viewers served whose session managers do not all run (their calls would fail)."""
-        return [
-            f"{viewer.describe()}: {managers.started - managers.running} session managers stopped"
+        """How many served viewers have session managers that do not all run (their calls
+        would fail). Counted, not named: /healthz answers without a token."""
+        stopped = sum(
+            1
             for viewer, managers in list(self._managers.items())
             if viewer in self._endpoints and managers.running < managers.started
-        ]
+        )
+        return [f"{stopped} viewers' session managers stopped"] if stopped else []
 
     def made(self, viewer: Viewer) -> ViewerEndpoints | None:
         """The viewer's endpoints if they are made already (no database needed)."""

@@ -212,12 +212,17 @@ async def test_health_says_ok_without_details(table: Table) -> None:
     async with httpx.AsyncClient() as http:
         health = await http.get(f"{table.base}/healthz")
     assert health.status_code == 200
-    assert health.json() == {
+    body = health.json()
+    assert {k: body[k] for k in ("status", "database", "serving", "auth")} == {
         "status": "ok",
         "database": "ok",
         "serving": "every campaign",
         "auth": "token",
     }
+    # Answered without a token: task states and counts, nothing of any campaign or viewer.
+    assert "problems" not in body
+    for named in ("demo", "ysolde", "berrit", "npc"):
+        assert named not in health.text.lower()
 
 
 async def test_subscriptions_hear_only_their_own_npc(table: Table) -> None:
