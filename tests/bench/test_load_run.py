@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 
 from glyphoxa_mcp.bench.load import ERROR, EXCEPTION, OK, TOOL_MIX
 from glyphoxa_mcp.bench.load_run import Swarm
+from glyphoxa_mcp.server.tiers import Tier
 
 QUERY, FACTS, SESSIONS, SUMMARY = list(TOOL_MIX)
 
@@ -58,7 +59,7 @@ async def test_results_error_answers_and_failed_calls_are_recorded_apart_until_t
     used = dict.fromkeys(TOOL_MIX, 0)
     with anyio.fail_after(10):
         async with Client(faulty_server()) as client:
-            broke = await swarm.calls(client, random.Random(1), ARGUMENTS, used)
+            broke = await swarm.calls(client, random.Random(1), ARGUMENTS, used, Tier.STANDARD)
     assert broke is False  # a protocol error leaves the session usable
     outcomes = {(r.tool, r.outcome, r.message) for r in swarm.records}
     assert outcomes == {
