@@ -33,8 +33,9 @@ log = logging.getLogger(__name__)
 EXTRACT_EVERY = 60
 # An indexer with nothing to do for this long stops; the next line starts it again.
 IDLE_S = 600.0
-# After a failure (database or provider), wait before trying again: 2 s, doubling to 30 s.
-RETRY_S = 2.0
+# After a failure (database or provider), wait before trying again: 0.5 s (the supervisor's
+# first retry too), doubling to 30 s.
+RETRY_S = 0.5
 RETRY_LONGEST_S = 30.0
 
 

@@ -42,7 +42,7 @@ START = datetime(2026, 3, 1, 20, tzinfo=UTC)
 SAFE_RESEND = "utterance_id makes a resend safe"
 # Bridges appending a line every 50 ms each through the freeze.
 APPENDERS = 3
-FREEZE_S = 5
+FREEZE_S = 3
 
 
 @pytest.fixture
