@@ -8,7 +8,9 @@ DEEP calls hold at most half the places, so a FAST call never waits behind a row
 ones. Whether a call may wait is decided from measured service times (an exponentially
 weighted mean and deviation per tool and tier, as TCP estimates a round trip) by Little's
 law: the work ahead of it (the rest of the calls running, the calls queued before it)
-divided by the places, plus its own service time, must fit within its deadline. A call that
+divided by the places left to its tier (less the share that calls of earlier tiers have
+lately filled, as they will go ahead of it while it waits), plus its own service time, must
+fit within its deadline. A call that
 would not fit is refused at once, with the time after which it would; a call whose wait
 turned out longer than foreseen is refused when it can no longer finish in time, before it
 starts work it could not finish. (no database, no MCP)
@@ -50,6 +52,11 @@ CALLS_PER_CPU = 2
 DEFAULT_POOL_SIZE = 10
 # The least wait foreseen for a call that has to queue.
 QUEUED_AT_LEAST_S = 0.001
+# Over how many seconds the work each tier brings is averaged, to foresee what will go ahead
+# of a waiting call of a later tier.
+ARRIVALS_WINDOW_S = 2.0
+# The most of the places the earlier tiers are taken to fill: the rest is always served.
+MAX_EARLIER_SHARE = 0.9
 # Bounds of the retry hint.
 RETRY_MIN_MS = 10
 RETRY_MAX_MS = 10_000
@@ -103,6 +110,9 @@ class Admission:
         self.running: list[Ticket] = []
         self.waiting: list[Ticket] = []
         self.times: dict[tuple[str, Tier], ServiceTime] = {}
+        # Per tier, the service time its calls brought per second lately (a decaying sum),
+        # and when that was last brought up to date.
+        self.arriving: dict[Tier, tuple[float, float]] = {}
         self._order = itertools.count()
         # Refusals so far: at once (on arrival), and after waiting (the wait ran long).
         self.refused_at_once = 0
@@ -123,7 +133,9 @@ class Admission:
 
     def expected_wait_s(self, ticket: Ticket, now: float) -> float:
         """By Little's law: the work ahead of `ticket` (what is left of the running calls,
-        the calls queued before it) spread over the places; 0 with a place free for it."""
+        the calls queued before it) spread over the places, less the share of them that the
+        calls of earlier tiers arriving meanwhile will take (they go ahead); 0 with a place
+        free for it."""
         ahead = [w for w in self.waiting if w is not ticket and _before(w, ticket)]
         if not ahead and self._free_for(ticket.tier):
             return 0.0
@@ -131,8 +143,28 @@ class Admission:
             max(self.times[r.key].mean - (now - (r.started or now)), 0.0) for r in self.running
         )
         queued = sum(self.times[w.key].mean for w in ahead)
+        places = self.concurrency * (1.0 - self.earlier_share(ticket.tier, now))
         # Never 0 without a free place: 0 means "start now".
-        return max((left + queued) / self.concurrency, QUEUED_AT_LEAST_S)
+        return max((left + queued) / places, QUEUED_AT_LEAST_S)
+
+    def earlier_share(self, tier: Tier, now: float) -> float:
+        """The share of the places that calls of the tiers served before `tier` have lately
+        filled: a waiting call of `tier` is served in the rest."""
+        work = sum(
+            self._arriving_work(earlier, now)
+            for earlier in PRIORITY
+            if PRIORITY[earlier] < PRIORITY[tier]
+        )
+        return min(work / self.concurrency, MAX_EARLIER_SHARE)
+
+    def _arriving_work(self, tier: Tier, now: float) -> float:
+        """The service time the tier's calls have brought per second lately."""
+        rate, since = self.arriving.get(tier, (0.0, now))
+        return rate * math.exp(-(now - since) / ARRIVALS_WINDOW_S)
+
+    def _arrives(self, tier: Tier, service_s: float, now: float) -> None:
+        rate = self._arriving_work(tier, now) + service_s / ARRIVALS_WINDOW_S
+        self.arriving[tier] = (rate, now)
 
     def _free_for(self, tier: Tier) -> bool:
         if len(self.running) >= self.concurrency:
@@ -146,6 +178,7 @@ class Admission:
         now = self.clock()
         own = self.service(tool, tier, deadline_s)
         ticket = Ticket((tool, tier), tier, now, deadline_s, next(self._order))
+        self._arrives(tier, own.mean, now)
         budget = deadline_s * HEADROOM
         wait = self.expected_wait_s(ticket, now)
         if wait > 0 and wait + own.upper > budget:

@@ -132,3 +132,46 @@ async def test_a_call_cancelled_while_it_waits_gives_its_place_back() -> None:
         assert admission.waiting == []
         hold.set()
     assert admission.running == []
+
+
+async def test_a_call_that_fast_traffic_would_overtake_is_refused_at_once_not_after_waiting() -> (
+    None
+):
+    """Without FAST calls about, a STANDARD call behind one running call fits its deadline;
+    with a steady stream of them, which go ahead of it while it waits, it does not, and is
+    told so at once rather than after waiting."""
+
+    async def standard_behind_one_running(fast_stream: bool) -> bool:
+        clock = Clock()
+        admission = Admission(1, clock=clock)
+        for _ in range(3):  # measured: 300 ms of a 1 s deadline
+            async with admission.admitted("search", Tier.STANDARD, 1.0):
+                clock.now += 0.3
+        if fast_stream:
+            for _ in range(20):  # 20 FAST calls of 40 ms over the last second
+                async with admission.admitted("query", Tier.FAST, 0.15):
+                    clock.now += 0.04
+                clock.now += 0.01
+        hold = anyio.Event()
+        async with anyio.create_task_group() as tasks:
+
+            async def running() -> None:
+                async with admission.admitted("search", Tier.STANDARD, 1.0):
+                    await hold.wait()
+
+            tasks.start_soon(running)
+            await until(lambda: len(admission.running) == 1)
+            asked_at = clock.now
+            try:
+                with anyio.move_on_after(0.05):
+                    async with admission.admitted("search", Tier.STANDARD, 1.0):
+                        pass
+                admitted = True
+            except MemoryBusyError:
+                assert clock.now == asked_at  # at once
+                admitted = False
+            hold.set()
+        return admitted
+
+    assert await standard_behind_one_running(fast_stream=False)
+    assert not await standard_behind_one_running(fast_stream=True)
