@@ -11,9 +11,10 @@ law: the work ahead of it (the rest of the calls running, the calls queued befor
 divided by the places left to its tier (less the share that calls of earlier tiers have
 lately filled, as they will go ahead of it while it waits), plus its own service time, must
 fit within its deadline. A call that
-would not fit is refused at once, with the time after which it would; a call whose wait
-turned out longer than foreseen is refused when it can no longer finish in time, before it
-starts work it could not finish. (no database, no MCP)
+would not fit is refused at once, with the time after which it would, and so is a call of a
+faster tier that would push a queued one past its latest start (a queued call was promised
+its place); a call whose wait turned out longer than foreseen all the same is refused when it
+can no longer finish in time, before it starts work it could not finish. (no database, no MCP)
 """
 
 from __future__ import annotations
@@ -89,6 +90,9 @@ class Ticket:
     order: int
     admitted: anyio.Event = field(default_factory=anyio.Event)
     started: float | None = None
+    # Once queued: the latest start from which it may still finish in time, on average. A
+    # queued call is a promise: no later call may go ahead of it so far as to break it.
+    latest_start: float = math.inf
 
     def remaining_s(self, now: float) -> float:
         """What is left of the deadline."""
@@ -184,13 +188,16 @@ class Admission:
         if wait > 0 and wait + own.upper > budget:
             self._refuse(tier, at_once=True)
             raise MemoryBusyError(_retry_ms(wait + own.upper - budget))
+        if self._breaks_a_promise(ticket, own.mean, now):
+            self._refuse(tier, at_once=True)
+            raise MemoryBusyError(_retry_ms(wait + own.mean))
         if wait == 0:
             self._start(ticket, now)
         else:
+            ticket.latest_start = now + max(budget - own.mean, 0.0)
             self.waiting.append(ticket)
             try:
-                # The latest start from which the call may still finish, on average, in time.
-                with anyio.move_on_after(max(budget - own.mean, 0.0)):
+                with anyio.move_on_after(ticket.latest_start - now):
                     await ticket.admitted.wait()
             except BaseException:  # the call was cancelled while it waited
                 self._abandon(ticket)
@@ -207,6 +214,30 @@ class Admission:
             assert ticket.started is not None
             own.add(end - ticket.started)
             self._hand_on()
+
+    def _breaks_a_promise(self, ticket: Ticket, service_s: float, now: float) -> bool:
+        """Whether `ticket`, served before calls already queued (a faster tier), would push
+        one of them past its latest start: the queued call was promised its place, so the
+        newcomer is refused at once rather than the queued call after waiting."""
+        behind = sorted(
+            (w for w in self.waiting if _before(ticket, w)),
+            key=lambda w: (PRIORITY[w.tier], w.order),
+        )
+        if not behind:
+            return False
+        left = sum(
+            max(self.times[r.key].mean - (now - (r.started or now)), 0.0) for r in self.running
+        )
+        work = (
+            left
+            + service_s
+            + sum(self.times[w.key].mean for w in self.waiting if _before(w, ticket))
+        )
+        for queued in behind:
+            if now + work / self.concurrency > queued.latest_start:
+                return True
+            work += self.times[queued.key].mean
+        return False
 
     def _start(self, ticket: Ticket, now: float) -> None:
         ticket.started = now

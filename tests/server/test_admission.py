@@ -175,3 +175,43 @@ async def test_a_call_that_fast_traffic_would_overtake_is_refused_at_once_not_af
 
     assert await standard_behind_one_running(fast_stream=False)
     assert not await standard_behind_one_running(fast_stream=True)
+
+
+async def test_a_queued_call_keeps_its_place_and_a_fast_call_that_would_break_it_is_refused() -> (
+    None
+):
+    """A STANDARD call queued with little time to spare was promised its place: a FAST call
+    that would go ahead of it far enough to make it miss its deadline is refused at once,
+    and the queued call is served, not refused after waiting."""
+    clock = Clock()
+    refusals: list[tuple[Tier, bool]] = []
+    admission = Admission(
+        1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
+    )
+    for _ in range(3):  # measured: search 350 ms of a 1 s deadline, query 100 ms
+        async with admission.admitted("search", Tier.STANDARD, 1.0):
+            clock.now += 0.35
+        async with admission.admitted("query", Tier.FAST, 2.0):
+            clock.now += 0.1
+    clock.now += 60.0  # long enough ago that no tier's traffic is foreseen
+    served: list[str] = []
+    release = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+
+        async def search(name: str) -> None:
+            async with admission.admitted("search", Tier.STANDARD, 1.0):
+                served.append(name)
+                await release.wait()
+
+        tasks.start_soon(search, "running")
+        await until(lambda: served == ["running"])
+        tasks.start_soon(search, "queued")  # starts in about 350 ms; latest start 450 ms
+        await until(lambda: len(admission.waiting) == 1)
+        # The FAST call's own generous deadline it would meet; going 100 ms ahead of the
+        # queued call would make that one miss its own.
+        with pytest.raises(MemoryBusyError):
+            async with admission.admitted("query", Tier.FAST, 2.0):
+                pytest.fail("a FAST call broke the queued call's promise")
+        release.set()
+    assert served == ["running", "queued"]
+    assert refusals == [(Tier.FAST, True)]
