@@ -62,7 +62,9 @@ def env_option(
     """An option that falls back to the settings field of the variable `env`, then to that
     field's default (or `default`, for a field whose default is unset); --help names the
     variable."""
-    variable = VARIABLES[env]
+    variable = VARIABLES.get(env)
+    if variable is None:
+        raise KeyError(f"{env} is not a field of glyphoxa_mcp/cli/settings.py; add it there")
     default = variable.default
     if "default" in kwargs:
         if default is not None and kwargs["default"] != default:
@@ -78,7 +80,8 @@ def env_option(
 def uses_settings(parser: argparse._ActionsContainer, *variables: str) -> None:
     """The command reads these variables itself (`settings_of(args)`), not through an option."""
     for env in variables:
-        assert env in VARIABLES, env
+        if env not in VARIABLES:
+            raise KeyError(f"{env} is not a field of glyphoxa_mcp/cli/settings.py; add it there")
         parser.set_defaults(**{SETTING + env: Binding(None, None)})
 
 
