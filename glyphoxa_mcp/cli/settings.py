@@ -54,6 +54,8 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 LLM_OFF = frozenset({"off", "0", "false", "no"})
 METRICS_TOKEN_LENGTH = (16, 200)
 _SIGN_INS = SignInLimits()
+# How the reference shows a DSN's type (`check_dsn` is the rule).
+POSTGRES_URL: dict[str, Any] = {"doc_type": "`postgresql://` URL"}
 
 
 def _upper(value: object) -> object:
@@ -77,6 +79,8 @@ class _Group(BaseModel):
 
 class GeneralVariables(_Group):
     """What most commands share: logging, and which campaign, viewer and tier."""
+
+    model_config = ConfigDict(title="General")
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "WARNING",
@@ -120,9 +124,12 @@ class GeneralVariables(_Group):
 class DatabaseVariables(_Group):
     """Where the memory lives and the shape of its vectors."""
 
+    model_config = ConfigDict(title="Database")
+
     dsn: str | None = Field(
         None,
         validation_alias="GLYPHOXA_DSN",
+        json_schema_extra=POSTGRES_URL,
         description="PostgreSQL >= 15 with pgvector (postgresql://...); unset or blank, the "
         "embedded server in the data directory",
     )
@@ -158,6 +165,8 @@ class DatabaseVariables(_Group):
 class ModelVariables(_Group):
     """The embedder and the pipeline's LLM: offline by default, OpenAI-compatible when a key
     or a base URL is set."""
+
+    model_config = ConfigDict(title="Embedder and LLM")
 
     embedder: Literal["local", "openai"] | None = Field(
         None,
@@ -200,6 +209,7 @@ class ModelVariables(_Group):
     llm: bool = Field(
         True,
         validation_alias="GLYPHOXA_LLM",
+        json_schema_extra={"doc_type": "`off`, `0`, `false` or `no` (any case), or anything else"},
         description="off (or 0, false, no, any case) stays offline even with a key or base "
         "URL, as --no-llm does; any other value leaves the LLM on",
     )
@@ -227,6 +237,8 @@ class ModelVariables(_Group):
 
 class ServeVariables(_Group):
     """`serve`: the transport, and HTTP's address, limits and deadlines."""
+
+    model_config = ConfigDict(title="Serving (`serve`)")
 
     transport: Literal["stdio", "sse", "http"] = Field(
         "stdio",
@@ -305,6 +317,8 @@ class HttpVariables(_Group):
     """What both HTTP commands, `serve` and `web`, take: auth, allowed hosts and origins,
     and how long a client may take to send a request."""
 
+    model_config = ConfigDict(title="HTTP (`serve` and `web`)")
+
     auth: Literal["token", "none"] = Field(
         "token",
         validation_alias="GLYPHOXA_AUTH",
@@ -334,17 +348,16 @@ class HttpVariables(_Group):
         DEFAULT_BODY_TIMEOUT_S,
         gt=0,
         validation_alias="GLYPHOXA_BODY_TIMEOUT_S",
-        description="answer 408 and close when a request's body is not in this long after "
-        "its head",
+        description="answer 408 and close when a request's body is not in this long after its head",
     )
 
-    _split = field_validator("allowed_hosts", "allowed_origins", mode="before")(
-        _comma_separated
-    )
+    _split = field_validator("allowed_hosts", "allowed_origins", mode="before")(_comma_separated)
 
 
 class WebVariables(_Group):
     """`web`, the DM's desk: its address and how sign-ins last."""
+
+    model_config = ConfigDict(title="The DM's desk (`web`)")
 
     host: str = Field(
         "127.0.0.1", validation_alias="GLYPHOXA_WEB_HOST", description="address web listens on"
@@ -379,6 +392,8 @@ class WebVariables(_Group):
 class BenchVariables(_Group):
     """`bench` and `bench load`: the synthetic dataset, what is measured, and where. Its own
     database variables, so a benchmark never lands in the real memory."""
+
+    model_config = ConfigDict(title="Benchmarks (`bench`)")
 
     scale: float = Field(
         1.0,
@@ -435,6 +450,7 @@ class BenchVariables(_Group):
     dsn: str | None = Field(
         None,
         validation_alias="GLYPHOXA_BENCH_DSN",
+        json_schema_extra=POSTGRES_URL,
         description="benchmark in this PostgreSQL (campaign 'bench') instead of a temporary "
         "embedded server",
     )
@@ -451,9 +467,12 @@ class BenchVariables(_Group):
 class EvalVariables(_Group):
     """`eval`: its own database, so an evaluation never writes into the memory played with."""
 
+    model_config = ConfigDict(title="Evaluation (`eval`)")
+
     dsn: str | None = Field(
         None,
         validation_alias="GLYPHOXA_EVAL_DSN",
+        json_schema_extra=POSTGRES_URL,
         description="an empty PostgreSQL database for `eval locomo` instead of a temporary "
         "embedded one",
     )
