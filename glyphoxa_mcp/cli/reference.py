@@ -271,6 +271,9 @@ def commands_markdown(parser: argparse.ArgumentParser) -> str:
         ]
         if actions:
             lines += [*_options_table(actions, bindings(command.parser)), ""]
+        for group in command.parser._mutually_exclusive_groups:
+            flags = ", ".join(f"`{a.option_strings[0]}`" for a in group._group_actions)
+            lines += [f"{'One' if group.required else 'At most one'} of {flags}.", ""]
     return "\n".join(lines)
 
 
