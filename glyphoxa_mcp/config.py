@@ -1,4 +1,5 @@
-"""Settings, built once at start-up from command-line flags and GLYPHOXA_* variables."""
+"""The application's settings, built once at start-up from command-line flags and the GLYPHOXA_*
+variables (every variable is a field of `cli.settings`, the one model of them)."""
 
 from __future__ import annotations
 
