@@ -16,7 +16,9 @@ after which it would, and so is a call of a faster tier that would push a queued
 latest start (a queued call was promised its place). The rest of the deadline absorbs a wait
 that runs longer than foreseen: only a call that can no longer finish before the answer's way
 back (`RETURN_SHARE`) is refused after waiting, before it starts work it could not finish.
-(no database, no MCP)
+The places themselves follow the server's own processor: while the event loop runs its
+timers late (every answer and every refusal waits for it), a place is taken away, and given
+back once the loop keeps time with calls waiting. (no database, no MCP)
 """
 
 from __future__ import annotations
@@ -64,6 +66,13 @@ QUEUED_AT_LEAST_S = 0.001
 ARRIVALS_WINDOW_S = 2.0
 # The most of the places the earlier tiers are taken to fill: the rest is always served.
 MAX_EARLIER_SHARE = 0.9
+# The event loop's lag (how late it runs a timer) above which the server's own processor is
+# taken to be the bottleneck; the probe's period; the weight of a new measure; and how long
+# a change to the places is given to show before the next.
+LAG_TARGET_S = 0.010
+LAG_PROBE_S = 0.05
+LAG_GAIN = 0.25
+PLACES_SETTLE_S = 0.5
 # Bounds of the retry hint.
 RETRY_MIN_MS = 10
 RETRY_MAX_MS = 10_000
@@ -116,6 +125,11 @@ class Admission:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1; got {concurrency}")
         self.concurrency = concurrency
+        # The places given now: fewer than `concurrency` while the event loop lags (the
+        # server's own processor is the bottleneck, and every answer and refusal waits on it).
+        self.places = concurrency
+        self.loop_lag_s = 0.0
+        self._places_changed = clock()
         self.clock = clock
         self.running: list[Ticket] = []
         self.waiting: list[Ticket] = []
@@ -130,9 +144,36 @@ class Admission:
         # Told of each refusal: the tier, and whether at once (else after waiting).
         self.on_refused = on_refused
 
+    def observe_loop_lag(self, lag_s: float, now: float) -> None:
+        """One measure of how late the event loop ran a timer: past `LAG_TARGET_S` on
+        average, a place is taken away (the calls running take the processor every request
+        waits for, refusals included); well under it with calls waiting, one is given back.
+        At most one change per `PLACES_SETTLE_S`, so each is seen before the next."""
+        self.loop_lag_s += LAG_GAIN * (lag_s - self.loop_lag_s)
+        if now - self._places_changed < PLACES_SETTLE_S:
+            return
+        if self.loop_lag_s > LAG_TARGET_S and self.places > 1:
+            self.places -= 1
+            self._places_changed = now
+        elif (
+            self.loop_lag_s < LAG_TARGET_S / 2
+            and self.places < self.concurrency
+            and self.waiting
+        ):
+            self.places += 1
+            self._places_changed = now
+            self._hand_on()
+
+    async def watch_loop(self) -> None:
+        """Measure the event loop's lag for as long as the server runs."""
+        while True:
+            asked = time.monotonic()
+            await anyio.sleep(LAG_PROBE_S)
+            self.observe_loop_lag(time.monotonic() - asked - LAG_PROBE_S, self.clock())
+
     def limit(self, tier: Tier) -> int:
         """Places a tier's calls may hold at once."""
-        return max(1, self.concurrency // 2) if tier is Tier.DEEP else self.concurrency
+        return max(1, self.places // 2) if tier is Tier.DEEP else self.places
 
     def service(self, tool: str, tier: Tier, deadline_s: float) -> ServiceTime:
         estimate = self.times.get((tool, tier))
@@ -153,7 +194,7 @@ class Admission:
             max(self.times[r.key].mean - (now - (r.started or now)), 0.0) for r in self.running
         )
         queued = sum(self.times[w.key].mean for w in ahead)
-        places = self.concurrency * (1.0 - self.earlier_share(ticket.tier, now))
+        places = self.places * (1.0 - self.earlier_share(ticket.tier, now))
         # Never 0 without a free place: 0 means "start now".
         return max((left + queued) / places, QUEUED_AT_LEAST_S)
 
@@ -165,7 +206,7 @@ class Admission:
             for earlier in PRIORITY
             if PRIORITY[earlier] < PRIORITY[tier]
         )
-        return min(work / self.concurrency, MAX_EARLIER_SHARE)
+        return min(work / self.places, MAX_EARLIER_SHARE)
 
     def _arriving_work(self, tier: Tier, now: float) -> float:
         """The service time the tier's calls have brought per second lately."""
@@ -177,7 +218,7 @@ class Admission:
         self.arriving[tier] = (rate, now)
 
     def _free_for(self, tier: Tier) -> bool:
-        if len(self.running) >= self.concurrency:
+        if len(self.running) >= self.places:
             return False
         return sum(r.tier is tier for r in self.running) < self.limit(tier)
 
@@ -274,7 +315,7 @@ class Admission:
             + sum(self.times[w.key].mean for w in self.waiting if _before(w, ticket))
         )
         for queued in behind:
-            if now + work / self.concurrency > queued.latest_start:
+            if now + work / self.places > queued.latest_start:
                 return True
             work += self.times[queued.key].mean
         return False
@@ -300,7 +341,7 @@ class Admission:
                 self.waiting.remove(ticket)
                 ticket.admitted.set()
                 continue
-            if len(self.running) >= self.concurrency:
+            if len(self.running) >= self.places:
                 return
             if self._free_for(ticket.tier):
                 self.waiting.remove(ticket)

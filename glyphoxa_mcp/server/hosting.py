@@ -15,6 +15,7 @@ Every request passes the HostGuard, then (with auth on) the TokenGate.
 from __future__ import annotations
 
 import contextlib
+import functools
 import copy
 import errno
 import hmac
@@ -240,6 +241,14 @@ def build_http_app(
         async with anyio.create_task_group() as tasks, db.guard.running(supervisor):
             registry.run_in(tasks, supervisor)
             tasks.start_soon(supervisor.beat)
+            tasks.start_soon(
+                functools.partial(
+                    supervisor.keep_running,
+                    "event loop lag",
+                    registry.admission.watch_loop,
+                    essential=False,
+                )
+            )
             async with listening(
                 db.location.dsn,
                 registry.on_change,

@@ -265,3 +265,35 @@ async def test_a_wait_longer_than_foreseen_is_absorbed_while_the_call_can_still_
         release.set()
     assert served == ["running", "queued"]
     assert refusals == []
+
+
+async def test_places_follow_the_event_loop_lag_one_at_a_time() -> None:
+    """A loop that runs its timers late (the server's processor is the bottleneck) takes
+    places away, one per settling time, down to one; a loop keeping time with calls waiting
+    gives them back, up to the ceiling."""
+    clock = Clock()
+    admission = Admission(4, clock=clock)
+    await measured(admission, clock, "query", Tier.DEEP, 40.0, 1.0)
+    for _ in range(40):  # 20 ms late, for 4 s
+        clock.now += 0.1
+        admission.observe_loop_lag(0.020, clock.now)
+    assert admission.places == 1
+    admission.observe_loop_lag(0.0, clock.now)
+    assert admission.places == 1  # not before the lag has come down
+    hold = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+
+        async def call() -> None:
+            async with admission.admitted("query", Tier.DEEP, 40.0):
+                await hold.wait()
+
+        tasks.start_soon(call)
+        await until(lambda: len(admission.running) == 1)
+        tasks.start_soon(call)
+        await until(lambda: len(admission.waiting) == 1)
+        for _ in range(40):  # on time, with a call waiting
+            clock.now += 0.1
+            admission.observe_loop_lag(0.0, clock.now)
+        assert admission.places == 4
+        assert len(admission.running) == 2  # the waiting call got a place given back
+        hold.set()
