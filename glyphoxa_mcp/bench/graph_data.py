@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from glyphoxa_mcp.bench import words
 from glyphoxa_mcp.bench.rows import EntityRow, FactRow, RelationshipRow, SessionRow, Weighted
 from glyphoxa_mcp.bench.sentences import NameDraws, fill
-from glyphoxa_mcp.storage.vocabulary import EntityType, is_bidirectional, slugify
+from glyphoxa_mcp.domain.vocabulary import EntityType, is_bidirectional, slugify
 
 # Shares of the non-player entities, by type.
 TYPE_SHARES = (

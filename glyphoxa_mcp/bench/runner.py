@@ -67,12 +67,12 @@ from glyphoxa_mcp.db.database import (
 )
 from glyphoxa_mcp.db.embedded import EMBEDDED_DATABASE, database_dsn, start_embedded_server
 from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings
 from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from glyphoxa_mcp.bench import words
 from glyphoxa_mcp.bench.rows import EntityRow, Weighted
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 
 class NameDraws:

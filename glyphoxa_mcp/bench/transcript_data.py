@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 from glyphoxa_mcp.bench import words
 from glyphoxa_mcp.bench.rows import ChunkRow, EntityRow, EntryRow, SessionRow, Weighted
 from glyphoxa_mcp.bench.sentences import NameDraws, fill
+from glyphoxa_mcp.domain.models import Entry
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, passages
-from glyphoxa_mcp.storage.models import Entry
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 FIRST_SESSION = datetime(2024, 1, 6, 18, 0, tzinfo=UTC)
 SESSION_EVERY = timedelta(days=7)

@@ -19,8 +19,8 @@ from glyphoxa_mcp.bench import words
 from glyphoxa_mcp.bench.dataset import Dataset
 from glyphoxa_mcp.bench.rows import EntityRow, Weighted
 from glyphoxa_mcp.bench.sentences import NameDraws, fill
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.server.resources import hot_uri
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 VARIANTS = 64
 RELATIONS = ("LOCATED_AT", "MEMBER_OF", "KNOWS", "ALLIED_WITH", "OWNS")

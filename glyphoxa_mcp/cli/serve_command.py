@@ -12,7 +12,6 @@ from typing import Literal
 from anyio import create_task_group
 from pydantic import BaseModel, ConfigDict, Field
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.cli.dm_support import check_npc
 from glyphoxa_mcp.cli.http_options import (
@@ -33,6 +32,10 @@ from glyphoxa_mcp.cli.options import (
 from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
+from glyphoxa_mcp.domain.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, tier_policy
+from glyphoxa_mcp.domain.tool_names import NameStyle
+from glyphoxa_mcp.domain.viewer import Viewer
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import ConfigurationError
 from glyphoxa_mcp.server.http_limits import (
     DEFAULT_BODY_TIMEOUT_S,
@@ -40,10 +43,7 @@ from glyphoxa_mcp.server.http_limits import (
     DEFAULT_MAX_SESSIONS_PER_TOKEN,
     HttpTimeouts,
 )
-from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, tier_policy
-from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.supervision import DEFAULT_UNHEALTHY_EXIT_S, UNHEALTHY_EXIT_CODE, Supervisor
 
 log = logging.getLogger(__name__)

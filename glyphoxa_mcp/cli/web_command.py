@@ -22,12 +22,12 @@ from glyphoxa_mcp.cli.options import (
     env_option,
 )
 from glyphoxa_mcp.config import settings_from
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.server.http_limits import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_HEADER_TIMEOUT_S,
     HttpTimeouts,
 )
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.web.browser_sessions import SignInLimits
 
 DEFAULT_PORT = 8766

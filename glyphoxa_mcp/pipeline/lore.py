@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedding_model import check_embedding_model
+from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.lore.documents import ParsedDocument, check_distinct_ids
 from glyphoxa_mcp.lore.sections import embedding_text
 from glyphoxa_mcp.providers.embeddings import Embedder
@@ -17,7 +18,6 @@ from glyphoxa_mcp.storage.lore import (
     NewLoreDocument,
     NewLoreSection,
 )
-from glyphoxa_mcp.storage.models import Visibility
 
 # Texts per embedder call.
 BATCH = 64

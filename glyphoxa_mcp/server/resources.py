@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.db.guard import DeadlineExceeded
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import (
     CallDeadlineError,
     DatabaseUnavailableError,
@@ -28,7 +29,6 @@ from glyphoxa_mcp.errors import (
     with_retry_advice,
 )
 from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
 
 HOT_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/hot{?session}"

@@ -24,6 +24,8 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from glyphoxa_mcp.db.guard import CheckOutstanding, DeadlineExceeded, MemoryBusy, MemoryGuard
+from glyphoxa_mcp.domain.tiers import TierPolicy
+from glyphoxa_mcp.domain.tool_names import NameStyle, advertised, canonical
 from glyphoxa_mcp.errors import (
     CallDeadlineError,
     DatabaseUnavailableError,
@@ -38,8 +40,6 @@ from glyphoxa_mcp.server.admission import Admission, admission_for
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
 from glyphoxa_mcp.server.state import FAILURE, Failure
-from glyphoxa_mcp.server.tiers import TierPolicy
-from glyphoxa_mcp.server.tool_names import NameStyle, advertised, canonical
 from glyphoxa_mcp.server.wire import is_error, texts
 
 log = logging.getLogger(__name__)

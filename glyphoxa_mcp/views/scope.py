@@ -24,20 +24,20 @@ from dataclasses import dataclass, field
 
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.recall.episodes import session_of, untitled_name
-from glyphoxa_mcp.recall.mentions import NamePattern
-from glyphoxa_mcp.recall.name_windows import CampaignWindows
-from glyphoxa_mcp.recall.names import NameIndex
-from glyphoxa_mcp.recall.redaction import EMPTY_FORMS, SHOW_EVERYTHING, HiddenForms, Redactor
-from glyphoxa_mcp.storage.entity_names import (
+from glyphoxa_mcp.domain.entity_names import (
     MAX_PATCHED,
     EntityNames,
     replaced_by_id,
     visible_to,
 )
+from glyphoxa_mcp.domain.episodes import session_of, untitled_name
+from glyphoxa_mcp.domain.models import Entity, IdentitySnapshot, Neighbour
+from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.recall.name_windows import CampaignWindows
+from glyphoxa_mcp.recall.names import NameIndex
+from glyphoxa_mcp.recall.redaction import EMPTY_FORMS, SHOW_EVERYTHING, HiddenForms, Redactor
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from glyphoxa_mcp.bench import loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
 from glyphoxa_mcp.bench.edits_under_load import measure_edits_under_load
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.server.tiers import Tier
+from glyphoxa_mcp.domain.tiers import Tier
 from tests.bench.test_dataset import tiny
 
 # Loads a generated dataset with COPY, as the bench does before it measures.

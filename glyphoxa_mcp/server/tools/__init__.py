@@ -7,8 +7,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 
+from glyphoxa_mcp.domain.tool_names import ToolName
 from glyphoxa_mcp.server.arguments import add_checked_tool, strict_arguments
-from glyphoxa_mcp.server.tool_names import ToolName
 from glyphoxa_mcp.server.tools import (
     query_entities,
     search_facts,
