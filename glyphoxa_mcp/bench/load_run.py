@@ -55,7 +55,6 @@ from glyphoxa_mcp.bench.operations import (
     SEARCH_SESSIONS,
     SESSION_SUMMARY,
     BenchContext,
-    BenchError,
     database_round_trip,
     query_embedding,
 )
@@ -72,6 +71,7 @@ from glyphoxa_mcp.bench.workload import VARIANTS, Workload, build_workload
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.errors import BenchError
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 

@@ -11,7 +11,7 @@ from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCach
 from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.correction.spans import apply_corrections, combined, phonetic_spans
 from glyphoxa_mcp.domain.models import Entry, TextCorrection
-from glyphoxa_mcp.providers.openai_errors import ProviderError
+from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 log = logging.getLogger(__name__)

@@ -16,11 +16,11 @@ from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from glyphoxa_mcp.db.guard import DeadlineExceeded
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import (
     CallDeadlineError,
     DatabaseUnavailableError,
+    DeadlineExceeded,
     GlyphoxaError,
     InternalError,
     InvalidInputError,

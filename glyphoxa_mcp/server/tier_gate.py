@@ -23,15 +23,18 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from glyphoxa_mcp.db.guard import CheckOutstanding, DeadlineExceeded, MemoryBusy, MemoryGuard
+from glyphoxa_mcp.db.guard import MemoryGuard
 from glyphoxa_mcp.domain.tiers import TierPolicy
 from glyphoxa_mcp.domain.tool_names import NameStyle, advertised, canonical
 from glyphoxa_mcp.errors import (
     CallDeadlineError,
+    CheckOutstanding,
     DatabaseUnavailableError,
+    DeadlineExceeded,
     GlyphoxaError,
     InternalError,
     InvalidInputError,
+    MemoryBusy,
     MemoryBusyError,
     MemoryUnavailableError,
     NotFoundError,

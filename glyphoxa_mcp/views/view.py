@@ -20,9 +20,8 @@ from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.domain.models import NO_FILTERS, Provenance, SearchFilters
 from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.errors import ConfigurationError, ProviderError
 from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.providers.openai_errors import ProviderError
 from glyphoxa_mcp.recall.hot_context import HotBudgets
 from glyphoxa_mcp.recall.search_tuning import SHIPPED_TUNING, SessionSearchTuning
 from glyphoxa_mcp.recall.speech_terms import speech_terms
