@@ -23,7 +23,7 @@ from glyphoxa_mcp.db.embedded import (
 from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.db.guard import MemoryGuard
 from glyphoxa_mcp.db.migrations import MigrationReport, migrate
-from glyphoxa_mcp.storage.vector_search import VectorConnection, remember_iterative_scan
+from glyphoxa_mcp.db.vector_connection import VectorConnection, remember_iterative_scan
 
 
 @dataclass(frozen=True)
