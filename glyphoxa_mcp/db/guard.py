@@ -23,7 +23,7 @@ import anyio
 import asyncpg
 from anyio.abc import TaskGroup
 
-from glyphoxa_mcp.db.backoff import Backoff
+from glyphoxa_mcp.backoff import Backoff
 from glyphoxa_mcp.errors import (
     CheckOutstanding,
     DatabaseUnavailableError,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from glyphoxa_mcp.db.backoff import Backoff
+from glyphoxa_mcp.backoff import Backoff
 from glyphoxa_mcp.domain.models import Entry
 from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, ChunkingPolicy, scenes
