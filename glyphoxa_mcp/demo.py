@@ -18,7 +18,7 @@ from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.pipeline.transcripts import parse_jsonl
 from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.storage.memory import CampaignMemory

@@ -16,7 +16,7 @@ from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.bench.rows import SessionRow
 from glyphoxa_mcp.bench.transcript_data import TranscriptWriter
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import NewEntry
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session

@@ -27,7 +27,7 @@ from glyphoxa_mcp.domain.models import (
 )
 from glyphoxa_mcp.domain.vocabulary import checked_relationship_type, slugify
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -106,7 +106,7 @@ async def load_campaign(
 ) -> LoadReport:
     """With an `embedder`, the facts are embedded once the load is committed (when it
     fails, the facts are stored all the same and embedded later: see
-    pipeline/fact_vectors.py)."""
+    pipeline/fact_embedding.py)."""
     campaign_id, name = campaign_of(file, campaign_id)
     try:
         async with db.transaction() as tx:

@@ -28,8 +28,8 @@ from glyphoxa_mcp.domain.models import (
 from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type, slugify
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new, write_embedder
-from glyphoxa_mcp.recall.sentences import relationship_sentence, seen_from
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new, write_embedder
+from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence, seen_from
 
 TYPES = ", ".join(t.value for t in EntityType)
 

@@ -23,9 +23,9 @@ from glyphoxa_mcp.lore.documents import (
     parse_document,
 )
 from glyphoxa_mcp.lore.references import SectionReference, parse_reference, resolve_heading
-from glyphoxa_mcp.pipeline.lore import add_lore
+from glyphoxa_mcp.pipeline.lore_embedding import add_lore
 from glyphoxa_mcp.providers.embeddings import make_embedder
-from glyphoxa_mcp.storage.lore import AddedDocument, LoreDocument, LoreLibrary
+from glyphoxa_mcp.storage.lore_library import AddedDocument, LoreDocument, LoreLibrary
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 # A folder of more lore files than this is more likely a mistake than a library.

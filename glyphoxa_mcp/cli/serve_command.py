@@ -217,8 +217,8 @@ async def _single_viewer(app: App, settings: ServeSettings) -> Viewer:
 async def _serve_stdio(app: App, settings: ServeSettings) -> None:
     # The MCP SDK takes about a second to import; only serving needs it, so the DM's
     # commands don't pay for it.
-    from glyphoxa_mcp.server.app import build_server
     from glyphoxa_mcp.server.in_flight import GracefulStop, InFlight
+    from glyphoxa_mcp.server.memory_server import build_server
     from glyphoxa_mcp.server.state import ServerState
     from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 

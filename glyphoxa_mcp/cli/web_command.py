@@ -151,7 +151,7 @@ async def run_web(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.server.http_guard import HostRules
     from glyphoxa_mcp.server.token_gate import TokenGate
     from glyphoxa_mcp.storage.access_tokens import AccessTokens
-    from glyphoxa_mcp.web.app import build_desk
+    from glyphoxa_mcp.web.desk_app import build_desk
 
     # Before the database and the embedder start: a port in use is known in a moment.
     with listening_socket(settings.host, settings.port) as sock:

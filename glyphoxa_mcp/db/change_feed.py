@@ -20,7 +20,7 @@ import asyncpg
 from pydantic import BaseModel, ValidationError
 
 from glyphoxa_mcp.backoff import Backoff
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.supervision import Supervisor
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.errors import EmbeddingModelMismatchError
 
 # Only the first process to get here records its model; the others read the record.

@@ -50,7 +50,7 @@ from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.search_tuning import SHIPPED_TUNING, SessionSearchTuning
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory

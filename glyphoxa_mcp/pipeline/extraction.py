@@ -45,7 +45,7 @@ from glyphoxa_mcp.domain.vocabulary import (
     slugify,
 )
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern

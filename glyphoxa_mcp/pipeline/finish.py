@@ -21,7 +21,7 @@ from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.pipeline.extraction import ExtractionReport, extract_session
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.pipeline.llm_summary import llm_summary
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.pipeline.summary import extractive_summary

@@ -28,7 +28,7 @@ from glyphoxa_mcp.errors import (
     NotFoundError,
     with_retry_advice,
 )
-from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
 from glyphoxa_mcp.views.view import View
 
 HOT_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/hot{?session}"
@@ -36,11 +36,11 @@ PREFETCH_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/prefetch{?utterance}"
 NPCS_URI = "glyphoxa://npcs"
 VOCABULARY_URI = "glyphoxa://campaign/vocabulary"
 JSON = "application/json"
-# The spec's resource-not-found error up to 2025-11-25 (server/arguments.py answers 2026-07-28
+# The spec's resource-not-found error up to 2025-11-25 (server/argument_gate.py answers 2026-07-28
 # connections with INVALID_PARAMS instead, as that version asks).
 RESOURCE_NOT_FOUND = -32002
 # The parameters are ids and free text, never paths: the SDK's path checks would refuse an
-# utterance such as "/me waves" or "I: think". server/arguments.py checks them instead.
+# utterance such as "/me waves" or "I: think". server/argument_gate.py checks them instead.
 NOT_PATHS = ResourceSecurity(exempt_params=frozenset({"npc_id", "session", "utterance"}))
 T = TypeVar("T")
 log = logging.getLogger(__name__)

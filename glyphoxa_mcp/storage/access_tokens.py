@@ -8,7 +8,7 @@ import asyncpg
 
 from glyphoxa_mcp.access import Grant, NewToken, new_token
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.viewer import Viewer, ViewerKind
 from glyphoxa_mcp.errors import NotFoundError

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import Fact, Relationship, Visibility
 from glyphoxa_mcp.domain.vocabulary import BIDIRECTIONAL_TYPES, is_bidirectional
 from glyphoxa_mcp.errors import NotFoundError

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import Entity
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError

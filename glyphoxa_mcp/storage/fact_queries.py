@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import (
     FactMatch,
     Relationship,

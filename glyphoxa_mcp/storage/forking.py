@@ -47,7 +47,7 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.episodes import EPISODE_PREFIX, MAX_ID
 from glyphoxa_mcp.domain.models import MAX_NAME_CHARS
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.entity_names import EntityChanges
 from glyphoxa_mcp.domain.episodes import EPISODE_PREFIX
 from glyphoxa_mcp.domain.models import (

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import (
     Entity,
     Fact,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import (
     NO_FILTERS,
     Chunk,

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.db.write_deadline import WriteProgress
 from glyphoxa_mcp.domain.models import (
     NO_FILTERS,

@@ -11,7 +11,7 @@ from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import NameMatch, match_names
 from glyphoxa_mcp.recall.redaction import Redactor
-from glyphoxa_mcp.recall.sentences import seen_from
+from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.views.arguments import present
 from glyphoxa_mcp.views.limits import Clamped
 from glyphoxa_mcp.views.results import (

@@ -11,7 +11,7 @@ from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.models import Entity, Fact, FactMatch, Provenance, Relationship
 from glyphoxa_mcp.domain.vocabulary import is_bidirectional
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
-from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
 from glyphoxa_mcp.storage.fact_queries import FactFilters
 from glyphoxa_mcp.storage.lore_queries import LoreMatch, LorePassage

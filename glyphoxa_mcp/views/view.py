@@ -22,7 +22,7 @@ from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import ConfigurationError, ProviderError
 from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
 from glyphoxa_mcp.recall.search_tuning import SHIPPED_TUNING, SessionSearchTuning
 from glyphoxa_mcp.recall.speech_terms import speech_terms
 from glyphoxa_mcp.storage.memory import CampaignMemory

@@ -16,7 +16,7 @@ from mcp_types import TextContent, TextResourceContents
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.domain.tool_names import ToolName
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.resources import hot_uri
 from glyphoxa_mcp.server.state import ServerState
 

@@ -14,8 +14,8 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
-from glyphoxa_mcp.server.recorder import build_recorder_server
+from glyphoxa_mcp.server.memory_server import build_server
+from glyphoxa_mcp.server.recorder_server import build_recorder_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View

@@ -7,7 +7,7 @@ import pytest
 
 from glyphoxa_mcp.config import DatabaseSettings
 from glyphoxa_mcp.db.database import Database, locate, redact_dsn
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.errors import DatabaseUnavailableError, InvalidInputError, MigrationError
 
 pytestmark = pytest.mark.e2e

@@ -17,7 +17,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import NewFact
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View

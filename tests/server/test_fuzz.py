@@ -38,8 +38,8 @@ from pydantic.fields import FieldInfo
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
-from glyphoxa_mcp.server.arguments import MAX_ANSWER
+from glyphoxa_mcp.server.argument_gate import MAX_ANSWER
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.resources import (
     NPCS_URI,
     RESOURCE_NOT_FOUND,

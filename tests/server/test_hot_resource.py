@@ -14,8 +14,8 @@ from glyphoxa_mcp.domain.models import NewEntity, NewFact, NewRelationship, Visi
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View

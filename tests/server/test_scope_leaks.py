@@ -20,7 +20,7 @@ from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from glyphoxa_mcp.db.change_feed import Change, listening
 from glyphoxa_mcp.domain.models import NewEntry, NewFact
 from glyphoxa_mcp.domain.tiers import Tier
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.storage.memory import CampaignMemory

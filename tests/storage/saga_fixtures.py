@@ -37,7 +37,7 @@ from glyphoxa_mcp.domain.models import (
 )
 from glyphoxa_mcp.domain.viewer import Viewer, ViewerKind
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.providers.embeddings import Embedder

@@ -29,8 +29,8 @@ from glyphoxa_mcp.server.http_guard import HostRules
 from glyphoxa_mcp.server.token_gate import TokenGate
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.web.app import build_desk
 from glyphoxa_mcp.web.browser_sessions import SignInLimits
+from glyphoxa_mcp.web.desk_app import build_desk
 from tests.conftest import (
     DatabaseFactory,
     PostgresForTests,

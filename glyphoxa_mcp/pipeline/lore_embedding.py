@@ -12,7 +12,7 @@ from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.lore.documents import ParsedDocument, check_distinct_ids
 from glyphoxa_mcp.lore.sections import embedding_text
 from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.storage.lore import (
+from glyphoxa_mcp.storage.lore_library import (
     AddedDocument,
     LoreLibrary,
     NewLoreDocument,

@@ -11,7 +11,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import NewEntity, Visibility
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import ConflictError, InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage.lore import LoreLibrary, NewLoreDocument, NewLoreSection
+from glyphoxa_mcp.storage.lore_library import LoreLibrary, NewLoreDocument, NewLoreSection
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 PUBLIC = Visibility()

@@ -9,8 +9,8 @@ from mcp.server.mcpserver import MCPServer
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.domain.tool_names import NameStyle
-from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.server.arguments import ArgumentGate
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
+from glyphoxa_mcp.server.argument_gate import ArgumentGate
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.compact_text import compact_tool_text
 from glyphoxa_mcp.server.completions import register_completions
