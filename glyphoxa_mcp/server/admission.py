@@ -10,11 +10,13 @@ weighted mean and deviation per tool and tier, as TCP estimates a round trip) by
 law: the work ahead of it (the rest of the calls running, the calls queued before it)
 divided by the places left to its tier (less the share that calls of earlier tiers have
 lately filled, as they will go ahead of it while it waits), plus its own service time, must
-fit within its deadline. A call that
-would not fit is refused at once, with the time after which it would, and so is a call of a
-faster tier that would push a queued one past its latest start (a queued call was promised
-its place); a call whose wait turned out longer than foreseen all the same is refused when it
-can no longer finish in time, before it starts work it could not finish. (no database, no MCP)
+fit within a share of its deadline (`ADMIT_SHARE`), counted from when the call reached the
+server (server/arrival.py). A call that would not fit is refused at once, with the time
+after which it would, and so is a call of a faster tier that would push a queued one past its
+latest start (a queued call was promised its place). The rest of the deadline absorbs a wait
+that runs longer than foreseen: only a call that can no longer finish before the answer's way
+back (`RETURN_SHARE`) is refused after waiting, before it starts work it could not finish.
+(no database, no MCP)
 """
 
 from __future__ import annotations
@@ -40,9 +42,13 @@ MEAN_GAIN = 0.125
 DEVIATION_GAIN = 0.25
 # A call's own service time is taken as mean + this many deviations (TCP takes 4).
 DEVIATIONS = 2.0
-# Of the deadline, the share the foreseen wait and service may fill: the rest is for what a
-# mean cannot see (the transport, the event loop of a busy machine).
-HEADROOM = 0.8
+# Of the deadline (counted from the call's arrival), the share its foreseen wait and service
+# may fill for it to be let wait: the rest is for what a mean cannot see (a wait that runs
+# long, the event loop of a busy machine), so that a call let wait is seldom refused later.
+ADMIT_SHARE = 0.6
+# The last share of the deadline is the answer's way back to the client: a call runs only if
+# it can finish before it (its service time taken at mean + DEVIATIONS deviations).
+RETURN_SHARE = 0.1
 # Before any call of a tool and tier is measured, its service time is taken as this share of
 # its deadline.
 UNMEASURED_SHARE = 0.25
@@ -176,25 +182,26 @@ class Admission:
         return sum(r.tier is tier for r in self.running) < self.limit(tier)
 
     @contextlib.asynccontextmanager
-    async def admitted(self, tool: str, tier: Tier, deadline_s: float) -> AsyncIterator[Ticket]:
-        """A place for one call of `tool` within `deadline_s` (from now), held while the block
-        runs; raises `MemoryBusyError` (nothing run) when the call cannot be answered in time."""
+    async def admitted(
+        self, tool: str, tier: Tier, deadline_s: float, *, waited_s: float = 0.0
+    ) -> AsyncIterator[Ticket]:
+        """A place for one call of `tool` within `deadline_s` of its arrival, `waited_s` ago
+        (the HTTP and MCP layers' share), held while the block runs; raises
+        `MemoryBusyError` (nothing run) when the call cannot be answered in time."""
         now = self.clock()
         own = self.service(tool, tier, deadline_s)
-        ticket = Ticket((tool, tier), tier, now, deadline_s, next(self._order))
+        ticket = Ticket((tool, tier), tier, now - waited_s, deadline_s, next(self._order))
         self._arrives(tier, own.mean, now)
-        budget = deadline_s * HEADROOM
         wait = self.expected_wait_s(ticket, now)
-        if wait > 0 and wait + own.upper > budget:
+        retry_s = self._refusal_s(ticket, own, wait, now)
+        if retry_s is not None:
             self._refuse(tier, at_once=True)
-            raise MemoryBusyError(_retry_ms(wait + own.upper - budget))
-        if self._breaks_a_promise(ticket, own.mean, now):
-            self._refuse(tier, at_once=True)
-            raise MemoryBusyError(_retry_ms(wait + own.mean))
+            raise MemoryBusyError(_retry_ms(retry_s))
+        finish_by = deadline_s * (1.0 - RETURN_SHARE)
         if wait == 0:
             self._start(ticket, now)
         else:
-            ticket.latest_start = now + max(budget - own.mean, 0.0)
+            ticket.latest_start = ticket.arrived + finish_by - own.upper
             self.waiting.append(ticket)
             try:
                 with anyio.move_on_after(ticket.latest_start - now):
@@ -214,6 +221,39 @@ class Admission:
             assert ticket.started is not None
             own.add(end - ticket.started)
             self._hand_on()
+
+    def refused_on_arrival(
+        self, tool: str, tier: Tier, deadline_s: float, *, waited_s: float = 0.0
+    ) -> int | None:
+        """The retry hint (ms) if a call arriving now would be refused at once, counted as
+        refused; None if it may go on to `admitted`. For a door in front of the layers that
+        lead to `admitted`, so that a refusal costs the server little."""
+        now = self.clock()
+        own = self.service(tool, tier, deadline_s)
+        ticket = Ticket((tool, tier), tier, now - waited_s, deadline_s, next(self._order))
+        retry_s = self._refusal_s(ticket, own, self.expected_wait_s(ticket, now), now)
+        if retry_s is None:
+            return None
+        self._refuse(tier, at_once=True)
+        return _retry_ms(retry_s)
+
+    def _refusal_s(self, ticket: Ticket, own: ServiceTime, wait: float, now: float) -> float | None:
+        """After how long a call that cannot be answered in time would be, or None if it
+        can: waiting `wait`, then served in `own` time."""
+        waited_s = now - ticket.arrived
+        finish_by = ticket.deadline_s * (1.0 - RETURN_SHARE)
+        if wait == 0:
+            # A free place: refused only if the time spent reaching the gate leaves it too
+            # little to finish. A tool whose measure says it can hardly finish in any case
+            # is still let try while it has half the time (its measure can only mend so).
+            over = waited_s + min(own.mean, finish_by / 2) - finish_by
+        else:
+            over = waited_s + wait + own.upper - ticket.deadline_s * ADMIT_SHARE
+        if over > 0:
+            return over
+        if self._breaks_a_promise(ticket, own.mean, now):
+            return wait + own.mean
+        return None
 
     def _breaks_a_promise(self, ticket: Ticket, service_s: float, now: float) -> bool:
         """Whether `ticket`, served before calls already queued (a faster tier), would push
@@ -252,13 +292,19 @@ class Admission:
         self._hand_on()
 
     def _hand_on(self) -> None:
-        """Free places to the waiting calls, the most urgent tier first."""
+        """Free places to the waiting calls, the most urgent tier first; a call past its
+        latest start is woken to be refused, not handed a place it could not use in time."""
+        now = self.clock()
         for ticket in sorted(self.waiting, key=lambda w: (PRIORITY[w.tier], w.order)):
+            if now > ticket.latest_start:
+                self.waiting.remove(ticket)
+                ticket.admitted.set()
+                continue
             if len(self.running) >= self.concurrency:
                 return
             if self._free_for(ticket.tier):
                 self.waiting.remove(ticket)
-                self._start(ticket, self.clock())
+                self._start(ticket, now)
                 ticket.admitted.set()
 
     def _refuse(self, tier: Tier, *, at_once: bool) -> None:

@@ -10,6 +10,7 @@ recorder server (no tiers); the process has one `Recorder` for every campaign's 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -17,7 +18,8 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.types import ASGIApp
+from starlette.responses import Response
+from starlette.types import ASGIApp, Scope
 
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.db.change_feed import Change
@@ -27,7 +29,8 @@ from glyphoxa_mcp.domain.viewer import Viewer, ViewerKind
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.recall.hot_budgets import HotBudgets
 from glyphoxa_mcp.recording.recorder import Recorder
-from glyphoxa_mcp.server.admission import admission_for
+from glyphoxa_mcp.server.admission import Admission, admission_for
+from glyphoxa_mcp.server.busy_door import BusyDoor
 from glyphoxa_mcp.server.envelope import EnvelopeCheck
 from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.metrics import Metrics
@@ -73,6 +76,8 @@ class EndpointSettings:
     style: NameStyle = NameStyle.DOTTED
     budgets: HotBudgets | None = None
     metrics: Metrics | None = None
+    # The process's admission control; None: one made for this machine.
+    admission: Admission | None = None
 
 
 class EndpointRegistry:
@@ -91,7 +96,7 @@ class EndpointRegistry:
         self._endpoints: dict[Viewer, ViewerEndpoints] = {}
         self._making: dict[Viewer, anyio.Lock] = {}
         # One queue for every viewer's tool calls: they share the database.
-        self.admission = admission_for(settings.metrics)
+        self.admission = settings.admission or admission_for(settings.metrics)
         self._tasks: TaskGroup | None = None
         self._recorder: Recorder | None = None
         self._managers: dict[Viewer, SessionManagers] = {}
@@ -201,7 +206,13 @@ class EndpointRegistry:
                 subscriptions=subscriptions,
                 metrics=self.settings.metrics,
             )
-            apps[tier] = _http_app(server)
+            door = BusyDoor(
+                self.admission,
+                state.policy,
+                metrics=self.settings.metrics,
+                campaign=viewer.campaign,
+            )
+            apps[tier] = _http_app(server, answer_early=door.answer)
             await self._run_sessions(server, viewer)
         return apps
 
@@ -257,9 +268,12 @@ class EndpointRegistry:
             scope.cancel()
 
 
-def _http_app(server: MCPServer) -> ASGIApp:
+def _http_app(
+    server: MCPServer, *, answer_early: Callable[[object, Scope], Response | None] | None = None
+) -> ASGIApp:
     """Streamable HTTP at /mcp and SSE at /sse (messages to /messages/) for one server, a
-    message that is not JSON-RPC answered in one line before the SDK sees it."""
+    message that is not JSON-RPC answered in one line before the SDK sees it, and one that
+    `answer_early` answers (a call refused as busy) answered by it."""
     streamable = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=NO_SDK_HOST_CHECK,
@@ -269,4 +283,6 @@ def _http_app(server: MCPServer) -> ASGIApp:
     sse = server.sse_app(
         sse_path=SSE_PATH, message_path=MESSAGE_PATH, transport_security=NO_SDK_HOST_CHECK
     )
-    return EnvelopeCheck(Starlette(routes=[*streamable.routes, *sse.routes]))
+    return EnvelopeCheck(
+        Starlette(routes=[*streamable.routes, *sse.routes]), answer_early=answer_early
+    )

@@ -8,6 +8,7 @@ itself, in one line naming the field and the rule; a good one goes on to the SDK
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pydantic_core
@@ -87,8 +88,15 @@ class EnvelopeCheck:
     one JSON-RPC message is answered here (400, one JSON-RPC error). Bodies over the SDK's
     own size limit, and other content types, go on for the SDK to refuse."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        answer_early: Callable[[object, Scope], Response | None] | None = None,
+    ) -> None:
         self.app = app
+        # Given each well-formed message (parsed) and may answer it here instead of the SDK.
+        self.answer_early = answer_early
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or not _is_json(scope):
@@ -104,10 +112,16 @@ class EnvelopeCheck:
             size += len(message.get("body", b""))
             complete = not message.get("more_body", False)
         if complete:
-            problem = envelope_problem(b"".join(m.get("body", b"") for m in read))
+            body = b"".join(m.get("body", b"") for m in read)
+            problem = envelope_problem(body)
             if problem is not None:
                 await error_response(problem)(scope, receive, send)
                 return
+            if self.answer_early is not None:
+                early = self.answer_early(pydantic_core.from_json(body), scope)
+                if early is not None:
+                    await early(scope, receive, send)
+                    return
 
         async def replay() -> Message:
             return read.pop(0) if read else await receive()

@@ -45,6 +45,7 @@ from glyphoxa_mcp.errors import (
     MemoryUnavailableError,
     NotFoundError,
 )
+from glyphoxa_mcp.server.arrival import StampArrival
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, is_endpoint_path
 from glyphoxa_mcp.server.http_guard import HostGuard, HostRules
 from glyphoxa_mcp.server.http_limits import DEFAULT_MAX_SESSIONS_PER_TOKEN, HttpTimeouts
@@ -261,7 +262,7 @@ def build_http_app(
             return contextlib.nullcontext()
         return UnhealthyExit(unhealthy_exit_s, problems)
 
-    return HostGuard(Starlette(routes=routes, lifespan=lifespan), rules)
+    return StampArrival(HostGuard(Starlette(routes=routes, lifespan=lifespan), rules))
 
 
 def log_config() -> dict[str, Any]:

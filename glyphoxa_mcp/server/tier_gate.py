@@ -40,6 +40,8 @@ from glyphoxa_mcp.errors import (
     NotFoundError,
 )
 from glyphoxa_mcp.server.admission import Admission, admission_for
+from glyphoxa_mcp.server.arrival import seconds_since_arrival
+from glyphoxa_mcp.server.busy_door import busy_message
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
 from glyphoxa_mcp.server.state import FAILURE, Failure
@@ -146,7 +148,10 @@ class TierGate:
         reporting = FAILURE.set(failure)
         try:
             async with self.admission.admitted(
-                name, policy.tier, policy.deadline_ms / 1000
+                name,
+                policy.tier,
+                policy.deadline_ms / 1000,
+                waited_s=seconds_since_arrival(ctx.request),
             ) as ticket:
                 left_s = ticket.remaining_s(self.admission.clock())
                 result = await self.guard.within(
@@ -156,10 +161,7 @@ class TierGate:
                 )
         except MemoryBusyError as exc:
             error: GlyphoxaError = MemoryBusyError(
-                exc.retry_after_ms,
-                f"{name}: memory is busy and cannot answer within the {policy.tier.value} "
-                f"tier's deadline of {policy.deadline_ms} ms right now; nothing was run. "
-                f"Retry after {exc.retry_after_ms} ms.",
+                exc.retry_after_ms, busy_message(name, policy, exc.retry_after_ms)
             )
         except MemoryUnavailableError as exc:
             error = exc

@@ -23,6 +23,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.tiers import Tier, TierPolicy
 from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.providers.embeddings import offline_embedder
+from glyphoxa_mcp.server.admission import Admission
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
 from glyphoxa_mcp.server.hosting import build_http_app, server_config
 from glyphoxa_mcp.server.http_guard import HostRules
@@ -67,6 +68,7 @@ async def serving(
     max_sessions_per_token: int = DEFAULT_MAX_SESSIONS_PER_TOKEN,
     timeouts: HttpTimeouts | None = None,
     write_deadline_ms: int | None = None,
+    admission: Admission | None = None,
 ) -> AsyncIterator[str]:
     """The HTTP app on a free loopback port, in this process, with `serve`'s uvicorn settings;
     its base URL. Deadlines are unhurried unless `policies` are given (and the recorder's
@@ -76,7 +78,11 @@ async def serving(
     )
     registry = EndpointRegistry(
         App(settings, db, offline_embedder(db.embedding_dim), chat=None),
-        EndpointSettings(policies or {tier: unhurried(tier) for tier in Tier}, metrics=metrics),
+        EndpointSettings(
+            policies or {tier: unhurried(tier) for tier in Tier},
+            metrics=metrics,
+            admission=admission,
+        ),
         only=single,
     )
     app = build_http_app(

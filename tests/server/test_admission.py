@@ -19,6 +19,17 @@ class Clock:
         return self.now
 
 
+async def measured(
+    admission: Admission, clock: Clock, tool: str, tier: Tier, deadline_s: float, took_s: float
+) -> None:
+    """Calls of `tool` measured at `took_s` each, often enough for the estimate to settle,
+    then time enough passed that no tier's recent traffic is foreseen."""
+    for _ in range(40):
+        async with admission.admitted(tool, tier, deadline_s):
+            clock.now += took_s
+    clock.now += 60.0
+
+
 async def until(condition: object) -> None:
     with anyio.fail_after(5):
         while not condition():  # type: ignore[operator]
@@ -33,9 +44,7 @@ async def test_a_call_the_measured_service_time_says_cannot_finish_in_time_is_re
     admission = Admission(
         1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
     )
-    for _ in range(3):  # measured: this tool takes 600 ms of a 1 s deadline
-        async with admission.admitted("search", Tier.STANDARD, 1.0):
-            clock.now += 0.6
+    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.6)
     hold = anyio.Event()
     async with anyio.create_task_group() as tasks:
 
@@ -61,9 +70,7 @@ async def test_a_call_the_measured_service_time_says_cannot_finish_in_time_is_re
 async def test_a_call_that_fits_waits_for_a_place_instead_of_being_refused() -> None:
     clock = Clock()
     admission = Admission(1, clock=clock)
-    for _ in range(3):  # measured: 50 ms of a 1 s deadline
-        async with admission.admitted("query", Tier.STANDARD, 1.0):
-            clock.now += 0.05
+    await measured(admission, clock, "query", Tier.STANDARD, 1.0, 0.05)
     hold = anyio.Event()
     served: list[str] = []
     async with anyio.create_task_group() as tasks:
@@ -84,6 +91,9 @@ async def test_a_call_that_fits_waits_for_a_place_instead_of_being_refused() -> 
 async def test_a_fast_call_is_served_before_deep_calls_that_were_waiting_longer() -> None:
     clock = Clock()
     admission = Admission(1, clock=clock)
+    for name, tier, deadline_s in (("deep 1", Tier.DEEP, 40.0), ("deep 2", Tier.DEEP, 40.0)):
+        await measured(admission, clock, name, tier, deadline_s, 1.0)
+    await measured(admission, clock, "fast", Tier.FAST, 10.0, 1.0)
     admitted: list[str] = []
     releases = {name: anyio.Event() for name in ("deep 1", "deep 2", "fast")}
     async with anyio.create_task_group() as tasks:
@@ -117,6 +127,7 @@ async def test_deep_calls_leave_places_for_faster_tiers() -> None:
 async def test_a_call_cancelled_while_it_waits_gives_its_place_back() -> None:
     clock = Clock()
     admission = Admission(1, clock=clock)
+    await measured(admission, clock, "query", Tier.DEEP, 40.0, 1.0)
     hold = anyio.Event()
     async with anyio.create_task_group() as tasks:
 
@@ -144,9 +155,8 @@ async def test_a_call_that_fast_traffic_would_overtake_is_refused_at_once_not_af
     async def standard_behind_one_running(fast_stream: bool) -> bool:
         clock = Clock()
         admission = Admission(1, clock=clock)
-        for _ in range(3):  # measured: 300 ms of a 1 s deadline
-            async with admission.admitted("search", Tier.STANDARD, 1.0):
-                clock.now += 0.3
+        await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.25)
+        await measured(admission, clock, "query", Tier.FAST, 0.15, 0.04)
         if fast_stream:
             for _ in range(20):  # 20 FAST calls of 40 ms over the last second
                 async with admission.admitted("query", Tier.FAST, 0.15):
@@ -188,12 +198,8 @@ async def test_a_queued_call_keeps_its_place_and_a_fast_call_that_would_break_it
     admission = Admission(
         1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
     )
-    for _ in range(3):  # measured: search 350 ms of a 1 s deadline, query 100 ms
-        async with admission.admitted("search", Tier.STANDARD, 1.0):
-            clock.now += 0.35
-        async with admission.admitted("query", Tier.FAST, 2.0):
-            clock.now += 0.1
-    clock.now += 60.0  # long enough ago that no tier's traffic is foreseen
+    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.25)
+    await measured(admission, clock, "query", Tier.FAST, 4.0, 0.5)
     served: list[str] = []
     release = anyio.Event()
     async with anyio.create_task_group() as tasks:
@@ -205,13 +211,57 @@ async def test_a_queued_call_keeps_its_place_and_a_fast_call_that_would_break_it
 
         tasks.start_soon(search, "running")
         await until(lambda: served == ["running"])
-        tasks.start_soon(search, "queued")  # starts in about 350 ms; latest start 450 ms
+        # Starts in about 250 ms; latest start 650 ms (900 ms to finish by, 250 to run).
+        tasks.start_soon(search, "queued")
         await until(lambda: len(admission.waiting) == 1)
-        # The FAST call's own generous deadline it would meet; going 100 ms ahead of the
+        # The FAST call's own generous deadline it would meet; going 500 ms ahead of the
         # queued call would make that one miss its own.
         with pytest.raises(MemoryBusyError):
-            async with admission.admitted("query", Tier.FAST, 2.0):
+            async with admission.admitted("query", Tier.FAST, 4.0):
                 pytest.fail("a FAST call broke the queued call's promise")
         release.set()
     assert served == ["running", "queued"]
     assert refusals == [(Tier.FAST, True)]
+
+
+async def test_the_time_a_call_spent_reaching_the_gate_counts_against_its_deadline() -> None:
+    """A free place is no use to a call whose HTTP and MCP layers already took so much of
+    its deadline that it could not finish in time: refused at once; one with time left runs."""
+    clock = Clock()
+    admission = Admission(1, clock=clock)
+    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.2)
+    with pytest.raises(MemoryBusyError):
+        async with admission.admitted("search", Tier.STANDARD, 1.0, waited_s=0.75):
+            pytest.fail("ran a call that could not finish within its deadline")
+    async with admission.admitted("search", Tier.STANDARD, 1.0, waited_s=0.3) as ticket:
+        assert ticket.remaining_s(clock.now) == pytest.approx(0.7)
+
+
+async def test_a_wait_longer_than_foreseen_is_absorbed_while_the_call_can_still_finish() -> None:
+    """A call let wait on a foreseen 200 ms whose wait runs to 650 ms (the running call took
+    longer than its measure) is still served: its service time fits before the answer's way
+    back, so it is not refused after waiting."""
+    clock = Clock()
+    refusals: list[tuple[Tier, bool]] = []
+    admission = Admission(
+        1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
+    )
+    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.2)
+    served: list[str] = []
+    release = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+
+        async def search(name: str) -> None:
+            async with admission.admitted("search", Tier.STANDARD, 1.0):
+                served.append(name)
+                if name == "running":
+                    await release.wait()
+
+        tasks.start_soon(search, "running")
+        await until(lambda: served == ["running"])
+        tasks.start_soon(search, "queued")
+        await until(lambda: len(admission.waiting) == 1)
+        clock.now += 0.65
+        release.set()
+    assert served == ["running", "queued"]
+    assert refusals == []
