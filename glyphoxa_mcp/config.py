@@ -1,4 +1,5 @@
-"""Settings, built once at start-up from command-line flags and GLYPHOXA_* variables."""
+"""The application's settings, built once at start-up from command-line flags and the GLYPHOXA_*
+variables (every variable is a field of `cli.settings`, the one model of them)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,15 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("glyphoxa-mcp"))
 
 
+def check_dsn(dsn: str | None) -> str | None:
+    """A PostgreSQL URL, or None for the embedded server when it is unset or blank."""
+    if dsn is None or not dsn.strip():
+        return None
+    if not dsn.startswith(("postgres://", "postgresql://")):
+        raise ValueError("must start with postgresql:// (for example postgresql://user@host/db)")
+    return dsn.strip()
+
+
 class DatabaseSettings(BaseModel):
     """Where the memory lives and the shape of its vectors."""
 
@@ -44,16 +54,7 @@ class DatabaseSettings(BaseModel):
         description="Unset: an existing database's own, DEFAULT_EMBEDDING_DIM for a new one.",
     )
 
-    @field_validator("dsn")
-    @classmethod
-    def _blank_dsn_means_embedded(cls, dsn: str | None) -> str | None:
-        if dsn is None or not dsn.strip():
-            return None
-        if not dsn.startswith(("postgres://", "postgresql://")):
-            raise ValueError(
-                "must start with postgresql:// (for example postgresql://user@host/db)"
-            )
-        return dsn.strip()
+    _check_dsn = field_validator("dsn")(check_dsn)
 
     @field_validator("data_dir")
     @classmethod

@@ -34,10 +34,11 @@ from glyphoxa_mcp.cli import (
     vocabulary_command,
     web_command,
 )
+from glyphoxa_mcp.cli.options import apply_settings
+from glyphoxa_mcp.cli.settings import LOG_LEVELS, GlyphoxaSettings, read_settings
 from glyphoxa_mcp.cli.signals import Terminated, terminate_like_interrupt
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError, InvalidInputError, NotFoundError
 
-LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"]
 # Exit codes: 1 for failures, 2 for bad input or configuration (argparse uses 2 as well).
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -93,14 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def log_level_from_env() -> str:
-    level = os.environ.get("GLYPHOXA_LOG_LEVEL", "WARNING").strip().upper()
-    if level not in LOG_LEVELS:
-        raise SystemExit(
-            f"glyphoxa-mcp: error: GLYPHOXA_LOG_LEVEL: one of {', '.join(LOG_LEVELS)}, "
-            f"not {level!r}"
-        )
-    return level
+def log_level_from(settings: GlyphoxaSettings) -> str:
+    """GLYPHOXA_LOG_LEVEL, for a command line without --log-level."""
+    problem = settings.problems.get("GLYPHOXA_LOG_LEVEL")
+    if problem is not None:
+        raise SystemExit(f"glyphoxa-mcp: error: {problem.variable}: {problem.message}")
+    return settings.general.log_level
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -124,14 +123,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # The environment is read once, here, as the command starts (never at import).
+    settings = read_settings()
     parser = build_parser()
     args = parser.parse_args(argv)
     if "log_level" not in args:
-        args.log_level = log_level_from_env()
+        args.log_level = log_level_from(settings)
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
     try:
+        apply_settings(args, settings)
         with terminate_like_interrupt():
             return _run(args)
     except (ConfigurationError, InvalidInputError, NotFoundError) as exc:

@@ -43,7 +43,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--samples",
         env="GLYPHOXA_BENCH_SAMPLES",
         help="timed calls per operation",
-        default=200,
         type=int,
     )
     env_option(
@@ -51,7 +50,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--warmup",
         env="GLYPHOXA_BENCH_WARMUP",
         help="untimed calls before them (one pass over every argument set)",
-        default=64,
         type=int,
     )
     env_option(
@@ -59,7 +57,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--ingest-utterances",
         env="GLYPHOXA_BENCH_INGEST_UTTERANCES",
         help="utterances to ingest and process for throughput; 0 skips it",
-        default=2000,
         type=int,
     )
     env_option(
@@ -68,7 +65,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         env="GLYPHOXA_BENCH_LIVE_LINES",
         help="lines appended live through the recorder, each timed to its hot-context "
         "notification and to being found by search; 0 skips it",
-        default=30,
         type=int,
     )
     env_option(
@@ -77,7 +73,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         env="GLYPHOXA_BENCH_EDIT_SECONDS",
         help="seconds of entity edits, one a second, while FAST, STANDARD and DEEP calls run; "
         "0 skips it",
-        default=20.0,
         type=float,
     )
     env_option(
@@ -85,7 +80,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--tier",
         env="GLYPHOXA_BENCH_TIER",
         help="FAST, STANDARD or DEEP",
-        default="STANDARD",
         type=str.upper,
     )
     runs.add_argument("--json", type=Path, metavar="PATH", help="also write every figure as JSON")
@@ -103,16 +97,13 @@ def _add_dataset_options(parser: argparse.ArgumentParser) -> None:
         "--scale",
         env="GLYPHOXA_BENCH_SCALE",
         help="the reference sizes times this factor, e.g. 0.01",
-        default=1.0,
         type=float,
     )
     for count in COUNTS:
         sizes.add_argument(
             f"--{count}", type=int, metavar="N", help=f"number of {count} (overrides --scale)"
         )
-    env_option(
-        sizes, "--seed", env="GLYPHOXA_BENCH_SEED", help="generator seed", default=1, type=int
-    )
+    env_option(sizes, "--seed", env="GLYPHOXA_BENCH_SEED", help="generator seed", type=int)
 
 
 def _add_database_options(parser: argparse.ArgumentParser) -> None:
@@ -141,13 +132,7 @@ def _add_database_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _register_load(modes: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from glyphoxa_mcp.bench.load import (
-        DEFAULT_CLIENTS,
-        DEFAULT_SECONDS,
-        LOOPBACK,
-        MAX_CLIENTS,
-        MAX_SECONDS,
-    )
+    from glyphoxa_mcp.bench.load import LOOPBACK, MAX_CLIENTS, MAX_SECONDS
 
     load = modes.add_parser(
         "load",
@@ -165,7 +150,6 @@ def _register_load(modes: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--clients",
         env="GLYPHOXA_BENCH_CLIENTS",
         help=f"concurrent clients, 1 to {MAX_CLIENTS}",
-        default=DEFAULT_CLIENTS,
         type=int,
     )
     env_option(
@@ -173,7 +157,6 @@ def _register_load(modes: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--seconds",
         env="GLYPHOXA_BENCH_SECONDS",
         help=f"how long they call, 1 to {MAX_SECONDS}",
-        default=DEFAULT_SECONDS,
         type=int,
     )
     env_option(
@@ -182,7 +165,6 @@ def _register_load(modes: argparse._SubParsersAction[argparse.ArgumentParser]) -
         env="GLYPHOXA_BENCH_TIERS",
         help="the clients' tiers in turn, comma-separated, e.g. FAST,STANDARD,DEEP (a FAST "
         "client calls query_entities only)",
-        default="STANDARD",
     )
     runs.add_argument(
         "--host", default=LOOPBACK, help=f"loopback address to serve on (default: {LOOPBACK})"

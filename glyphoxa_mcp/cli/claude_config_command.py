@@ -28,7 +28,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--name",
         env="GLYPHOXA_SERVER_NAME",
         help="the server's name in Claude",
-        default="glyphoxa-memory",
     )
     add_database_options(parser)
     parser.set_defaults(run=run_claude_config)

@@ -4,12 +4,10 @@ may go without auth: only a loopback address may be served with `--auth none`.""
 from __future__ import annotations
 
 import argparse
-import os
 
 from glyphoxa_mcp.access import is_loopback
-from glyphoxa_mcp.cli.options import env_option
+from glyphoxa_mcp.cli.options import env_option, settings_of, uses_settings
 from glyphoxa_mcp.errors import ConfigurationError
-from glyphoxa_mcp.server.http_limits import DEFAULT_BODY_TIMEOUT_S, DEFAULT_HEADER_TIMEOUT_S
 
 
 def add_http_options(
@@ -17,12 +15,11 @@ def add_http_options(
     *,
     host_env: str,
     port_env: str,
-    default_port: int,
     auth_help: str,
 ) -> None:
-    env_option(group, "--host", env=host_env, help="address to listen on", default="127.0.0.1")
-    env_option(group, "--port", env=port_env, help="port", default=default_port)
-    env_option(group, "--auth", env="GLYPHOXA_AUTH", help=auth_help, default="token")
+    env_option(group, "--host", env=host_env, help="address to listen on")
+    env_option(group, "--port", env=port_env, help="port")
+    env_option(group, "--auth", env="GLYPHOXA_AUTH", help=auth_help)
     group.add_argument(
         "--allowed-host",
         action="append",
@@ -37,13 +34,13 @@ def add_http_options(
         help="a browser Origin to accept besides loopback pages, e.g. https://vtt.example "
         "(repeat for more) [env GLYPHOXA_ALLOWED_ORIGINS, comma-separated]",
     )
+    uses_settings(group, "GLYPHOXA_ALLOWED_HOSTS", "GLYPHOXA_ALLOWED_ORIGINS")
     env_option(
         group,
         "--header-timeout-s",
         env="GLYPHOXA_HEADER_TIMEOUT_S",
         help="close a connection that has not sent a whole request head this long after "
         "opening or after its last answer",
-        default=f"{DEFAULT_HEADER_TIMEOUT_S:g}",
         metavar="S",
     )
     env_option(
@@ -51,24 +48,17 @@ def add_http_options(
         "--body-timeout-s",
         env="GLYPHOXA_BODY_TIMEOUT_S",
         help="answer 408 and close when a request's body is not in this long after its head",
-        default=f"{DEFAULT_BODY_TIMEOUT_S:g}",
         metavar="S",
     )
 
 
-def listed(values: list[str] | None, env: str) -> tuple[str, ...]:
-    """Repeated flags, else the comma-separated environment variable."""
-    if values:
-        return tuple(values)
-    return tuple(v.strip() for v in os.environ.get(env, "").split(",") if v.strip())
-
-
 def allowed_hosts(args: argparse.Namespace) -> tuple[str, ...]:
-    return listed(args.allowed_host, "GLYPHOXA_ALLOWED_HOSTS")
+    """Repeated flags, else the comma-separated variable."""
+    return tuple(args.allowed_host or settings_of(args).http.allowed_hosts)
 
 
 def allowed_origins(args: argparse.Namespace) -> tuple[str, ...]:
-    return listed(args.allowed_origin, "GLYPHOXA_ALLOWED_ORIGINS")
+    return tuple(args.allowed_origin or settings_of(args).http.allowed_origins)
 
 
 def check_auth(auth: str, host: str, what: str) -> None:

@@ -1,20 +1,21 @@
-"""Command-line options whose defaults come from GLYPHOXA_* environment variables."""
+"""Command-line options whose defaults come from the settings (`cli.settings`): each falls
+back to its GLYPHOXA_* variable, then to the variable's default."""
 
 from __future__ import annotations
 
 import argparse
-import os
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
+from glyphoxa_mcp.cli.settings import VARIABLES, GlyphoxaSettings, read_settings
 from glyphoxa_mcp.config import (
     DEFAULT_EMBEDDING_DIM,
-    DEFAULT_WRITE_DEADLINE_MS,
     DatabaseSettings,
     Settings,
-    default_data_dir,
     settings_from,
 )
-from glyphoxa_mcp.providers.chat import DEFAULT_CHAT_MODEL, ChatSettings
+from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.providers.chat import ChatSettings
 from glyphoxa_mcp.providers.embeddings import EmbeddingSettings
 
 EMBEDDING_DIM_HELP = (
@@ -23,17 +24,104 @@ EMBEDDING_DIM_HELP = (
     "offline all-MiniLM-L6-v2, or the size of an OpenAI-compatible model; unset, an existing "
     "database keeps its own"
 )
+# A parser's defaults record which variables its command uses (`setting:NAME`, a Binding),
+# and an option given on the command line marks itself (`given:DEST`), so that the settings
+# fill in only the options left out.
+SETTING = "setting:"
+GIVEN = "given:"
+
+
+class Binding(NamedTuple):
+    """A variable a command uses: through an option (its dest and flag), or directly."""
+
+    dest: str | None
+    flag: str | None
+
+
+class _Given(argparse.Action):
+    """Stores the value, as `store` does, and notes that it was given."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, GIVEN + self.dest, True)
+
+
+def shown_default(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def env_option(
     parser: argparse._ActionsContainer, flag: str, *, env: str, help: str, **kwargs: Any
 ) -> None:
-    """An option that falls back to `env`, then to its default; --help names the variable."""
-    default = kwargs.pop("default", None)
-    shown = f" (default: {default})" if default is not None else ""
-    parser.add_argument(
-        flag, default=os.environ.get(env, default), help=f"{help} [env {env}]{shown}", **kwargs
+    """An option that falls back to the settings field of the variable `env`, then to that
+    field's default (or `default`, for a field whose default is unset); --help names the
+    variable."""
+    variable = VARIABLES.get(env)
+    if variable is None:
+        raise KeyError(f"{env} is not a field of glyphoxa_mcp/cli/settings.py; add it there")
+    default = variable.default
+    if "default" in kwargs:
+        if default is not None and kwargs["default"] != default:
+            raise ValueError(f"{flag}: the default of {env} is {default!r}, set in its field")
+        default = kwargs.pop("default")
+    shown = f" (default: {shown_default(default)})" if default is not None else ""
+    action = parser.add_argument(
+        flag, action=_Given, default=default, help=f"{help} [env {env}]{shown}", **kwargs
     )
+    parser.set_defaults(**{SETTING + env: Binding(action.dest, flag)})
+
+
+def uses_settings(parser: argparse._ActionsContainer, *variables: str) -> None:
+    """The command reads these variables itself (`settings_of(args)`), not through an option."""
+    for env in variables:
+        if env not in VARIABLES:
+            raise KeyError(f"{env} is not a field of glyphoxa_mcp/cli/settings.py; add it there")
+        parser.set_defaults(**{SETTING + env: Binding(None, None)})
+
+
+def bindings(parser: argparse.ArgumentParser) -> dict[str, Binding]:
+    """The variables this parser's command uses, by name (its parents' not included)."""
+    return {
+        env: binding
+        for env in VARIABLES
+        if isinstance(binding := parser.get_default(SETTING + env), Binding)
+    }
+
+
+def apply_settings(args: argparse.Namespace, settings: GlyphoxaSettings) -> None:
+    """Fill each option left off the command line from its variable, when set, and attach
+    the settings (`settings_of`). A variable the command uses holding a bad value is an
+    error naming the flag, the variable and the rule; one it does not use is ignored."""
+    problems = []
+    for key, binding in list(vars(args).items()):
+        if not key.startswith(SETTING):
+            continue
+        env = key.removeprefix(SETTING)
+        delattr(args, key)
+        if binding.dest is not None and getattr(args, GIVEN + binding.dest, False):
+            continue
+        if env in settings.problems:
+            problems.append(settings.problems[env].describe(binding.flag))
+        elif binding.dest is not None and env in settings.given:
+            setattr(args, binding.dest, settings.value(env))
+    for key in [key for key in vars(args) if key.startswith(GIVEN)]:
+        delattr(args, key)
+    if problems:
+        raise ConfigurationError("Invalid setting: " + "; ".join(problems))
+    args.settings = settings
+
+
+def settings_of(args: argparse.Namespace) -> GlyphoxaSettings:
+    """The settings `main` read when the command started (or, for arguments parsed without
+    it, the environment's now)."""
+    settings = getattr(args, "settings", None)
+    return settings if isinstance(settings, GlyphoxaSettings) else read_settings()
 
 
 def add_write_options(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +131,6 @@ def add_write_options(parser: argparse.ArgumentParser) -> None:
         env="GLYPHOXA_WRITE_DEADLINE_MS",
         help="answer a recorder's write not done by then as not stored (or maybe stored), "
         "naming what to resend",
-        default=DEFAULT_WRITE_DEADLINE_MS,
         metavar="MS",
     )
 
@@ -62,7 +149,6 @@ def add_database_options(parser: argparse.ArgumentParser) -> None:
         "--data-dir",
         env="GLYPHOXA_DATA_DIR",
         help="where the embedded server keeps its data",
-        default=str(default_data_dir()),
         metavar="DIR",
     )
     env_option(
@@ -93,7 +179,6 @@ def add_scope_options(parser: argparse.ArgumentParser, *, default_campaign: str 
         "--tier",
         env="GLYPHOXA_TIER",
         help="FAST, STANDARD or DEEP",
-        default="STANDARD",
         type=str.upper,
     )
 
@@ -122,6 +207,7 @@ def add_embedder_options(parser: argparse.ArgumentParser) -> None:
         "the API key is read from GLYPHOXA_OPENAI_API_KEY or OPENAI_API_KEY",
         metavar="URL",
     )
+    uses_settings(group, "OPENAI_BASE_URL", "GLYPHOXA_OPENAI_API_KEY", "OPENAI_API_KEY")
 
 
 def add_llm_options(parser: argparse.ArgumentParser) -> None:
@@ -131,23 +217,23 @@ def add_llm_options(parser: argparse.ArgumentParser) -> None:
         "--llm-model",
         env="GLYPHOXA_LLM_MODEL",
         help="chat model for name correction, extraction and summaries",
-        default=DEFAULT_CHAT_MODEL,
         metavar="MODEL",
     )
     group.add_argument(
         "--no-llm",
         action="store_true",
-        default=os.environ.get("GLYPHOXA_LLM", "").lower() in {"off", "0", "false", "no"},
         help="stay offline even with a key or base URL [env GLYPHOXA_LLM=off]",
     )
+    uses_settings(group, "GLYPHOXA_LLM", "GLYPHOXA_LLM_MAX_RETRIES")
 
 
 def app_settings(args: argparse.Namespace) -> Settings:
     """The application's settings from a command's flags (each falls back to its GLYPHOXA_*
-    variable) and the OpenAI-compatible key and URL variables, read here and nowhere else.
+    variable) and the OpenAI-compatible key and URL variables, which only the settings hold.
     A command without the embedder or LLM options gets the offline defaults for them."""
-    api_key = os.environ.get("GLYPHOXA_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    base_url = getattr(args, "openai_base_url", None) or os.environ.get("OPENAI_BASE_URL")
+    models = settings_of(args).models
+    api_key = models.api_key()
+    base_url = getattr(args, "openai_base_url", None) or models.fallback_base_url
     embedding = settings_from(
         EmbeddingSettings,
         {
@@ -163,9 +249,9 @@ def app_settings(args: argparse.Namespace) -> Settings:
             "model": getattr(args, "llm_model", None),
             "base_url": base_url,
             "api_key": api_key,
-            "max_retries": os.environ.get("GLYPHOXA_LLM_MAX_RETRIES"),
+            "max_retries": models.llm_max_retries,
             # Only the commands that offer --llm-model use an LLM.
-            "enabled": hasattr(args, "llm_model") and not args.no_llm,
+            "enabled": hasattr(args, "llm_model") and not args.no_llm and models.llm,
         },
     )
     return settings_from(

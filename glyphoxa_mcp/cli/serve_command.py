@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import socket
 import sys
 from typing import Literal
 
 from anyio import create_task_group
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.cli.dm_support import check_npc
@@ -28,7 +27,10 @@ from glyphoxa_mcp.cli.options import (
     add_write_options,
     app_settings,
     env_option,
+    settings_of,
+    uses_settings,
 )
+from glyphoxa_mcp.cli.settings import DEFAULT_SERVE_PORT
 from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
@@ -47,7 +49,7 @@ from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.supervision import DEFAULT_UNHEALTHY_EXIT_S, UNHEALTHY_EXIT_CODE, Supervisor
 
 log = logging.getLogger(__name__)
-DEFAULT_PORT = 8765
+DEFAULT_PORT = DEFAULT_SERVE_PORT
 # stdio serves one campaign; without --campaign, the one `demo` and `ingest` default to.
 DEFAULT_CAMPAIGN = "default"
 
@@ -65,7 +67,7 @@ class ServeSettings(BaseModel):
     auth: Literal["token", "none"] = "token"
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
-    metrics_token: str | None = Field(default=None, min_length=16, max_length=200)
+    metrics_token: str | None = Field(default=None, min_length=16, max_length=200, repr=False)
     fast_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.FAST], gt=0)
     standard_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.STANDARD], gt=0)
     deep_deadline_ms: int = Field(default=DEFAULT_DEADLINES_MS[Tier.DEEP], gt=0)
@@ -97,9 +99,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "GLYPHOXA_METRICS_TOKEN, 16 characters or more). With --campaign, HTTP serves that "
         "campaign's one viewer, also at /{tier}/mcp and /mcp.",
     )
-    env_option(
-        serve, "--transport", env="GLYPHOXA_TRANSPORT", help="stdio, sse or http", default="stdio"
-    )
+    env_option(serve, "--transport", env="GLYPHOXA_TRANSPORT", help="stdio, sse or http")
     add_scope_options(serve, default_campaign=None)
     env_option(
         serve,
@@ -107,14 +107,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         env="GLYPHOXA_TOOL_NAMES",
         help="dotted (memory.search_sessions) or underscore (memory_search_sessions, for "
         "Claude Desktop and the OpenAI and Anthropic APIs)",
-        default="dotted",
     )
     http = serve.add_argument_group("HTTP (--transport http or sse)")
     add_http_options(
         http,
         host_env="GLYPHOXA_HOST",
         port_env="GLYPHOXA_PORT",
-        default_port=DEFAULT_PORT,
         auth_help="token: every request needs a bearer token; none: the path alone decides, "
         "allowed only when --host is loopback",
     )
@@ -124,7 +122,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         env="GLYPHOXA_MAX_SESSIONS_PER_TOKEN",
         help="streamable HTTP sessions and SSE streams one token may hold open at once; past "
         "it a new one gets 429 until one closes (without auth: per viewer)",
-        default=DEFAULT_MAX_SESSIONS_PER_TOKEN,
         metavar="N",
     )
     env_option(
@@ -135,7 +132,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "of its own (a background task failing again and again, a session manager stopped; a "
         "database outage does not count), so a supervisor starts it again; 0: never"
         % UNHEALTHY_EXIT_CODE,
-        default=f"{DEFAULT_UNHEALTHY_EXIT_S:g}",
         metavar="S",
     )
     for tier in Tier:
@@ -145,9 +141,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             f"--{name}-deadline-ms",
             env=f"GLYPHOXA_{tier.value}_DEADLINE_MS",
             help=f"cancel {tier.value} calls running longer",
-            default=DEFAULT_DEADLINES_MS[tier],
             metavar="MS",
         )
+    uses_settings(http, "GLYPHOXA_METRICS_TOKEN")
     add_write_options(serve)
     add_database_options(serve)
     add_embedder_options(serve)
@@ -170,7 +166,7 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
             "auth": args.auth,
             "allowed_hosts": allowed_hosts(args),
             "allowed_origins": allowed_origins(args),
-            "metrics_token": os.environ.get("GLYPHOXA_METRICS_TOKEN") or None,
+            "metrics_token": _secret(settings_of(args).serving.metrics_token),
             "max_sessions_per_token": args.max_sessions_per_token,
             "header_timeout_s": args.header_timeout_s,
             "body_timeout_s": args.body_timeout_s,
@@ -303,6 +299,10 @@ async def _serve_http(
         file=sys.stderr,
     )
     await serve_http(http_app, sock, log_level, settings.timeouts())
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
 
 
 def _url_host(host: str) -> str:

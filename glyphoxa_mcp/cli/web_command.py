@@ -21,6 +21,7 @@ from glyphoxa_mcp.cli.options import (
     app_settings,
     env_option,
 )
+from glyphoxa_mcp.cli.settings import DEFAULT_WEB_PORT
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.server.http_limits import (
@@ -30,7 +31,7 @@ from glyphoxa_mcp.server.http_limits import (
 )
 from glyphoxa_mcp.web.browser_sessions import SignInLimits
 
-DEFAULT_PORT = 8766
+DEFAULT_PORT = DEFAULT_WEB_PORT
 # Not serve's GLYPHOXA_HOST and GLYPHOXA_PORT: both may run on one machine.
 HOST_ENV, PORT_ENV = "GLYPHOXA_WEB_HOST", "GLYPHOXA_WEB_PORT"
 SIGN_IN_ENV = {
@@ -88,7 +89,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         http,
         host_env=HOST_ENV,
         port_env=PORT_ENV,
-        default_port=DEFAULT_PORT,
         auth_help="token: sign in with a DM token; none: no sign-in, allowed only when --host "
         "is loopback",
     )
@@ -97,7 +97,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--sign-in-idle-minutes",
         env=SIGN_IN_ENV["sign_in_idle_minutes"],
         help="a sign-in unused this long ends",
-        default=f"{DEFAULT_SIGN_INS.idle_s / 60:g}",
         metavar="MINUTES",
     )
     env_option(
@@ -105,7 +104,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--sign-in-lifetime-hours",
         env=SIGN_IN_ENV["sign_in_lifetime_hours"],
         help="a sign-in this old ends, however used",
-        default=f"{DEFAULT_SIGN_INS.lifetime_s / 3600:g}",
         metavar="HOURS",
     )
     env_option(
@@ -113,7 +111,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--max-sign-ins",
         env=SIGN_IN_ENV["max_sign_ins"],
         help="sign-ins held at once; past it a new sign-in is refused (none is ended)",
-        default=DEFAULT_SIGN_INS.max_sign_ins,
         metavar="N",
     )
     add_database_options(web)
