@@ -1,9 +1,9 @@
-"""Who is asking, and what a bearer token lets them read. (pure)
+"""What a bearer token lets its holder read. (pure)
 
-A token grants one viewer of one campaign (an NPC, the DM, or a recorder) up to a tier.
-Its text is `gxm_<id>_<secret>`: the id finds the stored row, the secret is compared with the
-stored SHA-256 in constant time, so neither the database lookup nor the comparison tells an
-attacker how much of a guess was right.
+A token grants one viewer of one campaign (an NPC, the DM, or a recorder; `domain.viewer`)
+up to a tier. Its text is `gxm_<id>_<secret>`: the id finds the stored row, the secret is
+compared with the stored SHA-256 in constant time, so neither the database lookup nor the
+comparison tells an attacker how much of a guess was right.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ import ipaddress
 import re
 import secrets
 from datetime import datetime
-from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from glyphoxa_mcp.server.tiers import Tier
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.viewer import Viewer
 
 TOKEN_PREFIX = "gxm"
 TOKEN_ID_BYTES = 6
@@ -38,45 +37,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
-
-
-class ViewerKind(StrEnum):
-    NPC = "npc"
-    DM = "dm"
-    RECORDER = "recorder"
-
-
-class Viewer(BaseModel):
-    """Whose view of a campaign a request reads: one NPC's, the DM's, or a recorder's."""
-
-    model_config = ConfigDict(frozen=True)
-
-    campaign: str = Field(pattern=KEY_PATTERN)
-    kind: ViewerKind
-    npc_id: str | None = Field(default=None, pattern=KEY_PATTERN)
-
-    @model_validator(mode="after")
-    def _npc_names_its_npc(self) -> Viewer:
-        if (self.kind is ViewerKind.NPC) != (self.npc_id is not None):
-            raise ValueError("an NPC viewer names its NPC, and no other viewer does")
-        return self
-
-    @classmethod
-    def dm(cls, campaign: str) -> Viewer:
-        return cls(campaign=campaign, kind=ViewerKind.DM)
-
-    @classmethod
-    def npc(cls, campaign: str, npc_id: str) -> Viewer:
-        return cls(campaign=campaign, kind=ViewerKind.NPC, npc_id=npc_id)
-
-    @classmethod
-    def recorder(cls, campaign: str) -> Viewer:
-        return cls(campaign=campaign, kind=ViewerKind.RECORDER)
-
-    def describe(self) -> str:
-        if self.kind is ViewerKind.NPC:
-            return f"NPC {self.npc_id!r} of campaign {self.campaign!r}"
-        return f"the {self.kind.value.upper()} of campaign {self.campaign!r}"
 
 
 class Grant(BaseModel):

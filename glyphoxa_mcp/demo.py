@@ -12,16 +12,16 @@ from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import NewSession
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.pipeline.transcripts import parse_jsonl
 from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewSession
 from glyphoxa_mcp.views.view import View
 
 DEMO_CAMPAIGN = "demo"

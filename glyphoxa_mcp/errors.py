@@ -18,12 +18,28 @@ class ConfigurationError(GlyphoxaError):
     """The configuration is invalid; run `glyphoxa-mcp --help` for the options."""
 
 
+class EmbeddingModelMismatchError(ConfigurationError):
+    """The configured embedding model is not the one that made this database's vectors."""
+
+
+class ProviderError(GlyphoxaError):
+    """The provider failed; check its URL, key and model."""
+
+
 class InvalidInputError(GlyphoxaError):
     """The input is invalid."""
 
     def __init__(self, message: str | None = None, *, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+class FormInvalid(InvalidInputError):
+    """What the page sent breaks a rule; each problem names its field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 class NotFoundError(GlyphoxaError):
@@ -92,6 +108,28 @@ class CallDeadlineError(GlyphoxaError):
 class InternalError(GlyphoxaError):
     """The call failed inside glyphoxa-mcp (the server log says why). Retry once; if it fails
     again, retrying will not help."""
+
+
+class BenchError(GlyphoxaError):
+    """A measured operation failed; the benchmark stopped rather than time a failure."""
+
+
+# What the memory guard (db/guard.py) raises when a call's deadline passes, for the gates in
+# server/ to turn into one of the outcomes above; never shown to a caller as it is.
+
+
+class DeadlineExceeded(Exception):
+    """The call ran past its deadline while the database was answering."""
+
+
+class CheckOutstanding(DeadlineExceeded):
+    """The call ran past its deadline while the guard's own check of the database was still
+    out: a stalled database or only a slow one, not yet known."""
+
+
+class MemoryBusy(DeadlineExceeded):
+    """The call ran past its deadline with every database connection taken: the server is
+    overloaded, not the call too big."""
 
 
 # A bad argument's own message names the field and the rule; this sentence follows it.

@@ -26,7 +26,7 @@ import anyio
 from anyio import TaskHandle
 from anyio.abc import TaskGroup, TaskStatus
 
-from glyphoxa_mcp.db.backoff import Backoff
+from glyphoxa_mcp.backoff import Backoff
 
 log = logging.getLogger(__name__)
 # A supervised task is started again after 0.5 s, doubling to 10 s; a run that lasted that

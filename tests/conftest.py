@@ -29,11 +29,11 @@ import pytest
 from glyphoxa_mcp.db.database import Database, DatabaseLocation, init_connection, keep_session
 from glyphoxa_mcp.db.embedded import database_dsn, start_embedded_server
 from glyphoxa_mcp.db.migrations import migrate
+from glyphoxa_mcp.domain.models import NewSession
+from glyphoxa_mcp.domain.tiers import Tier, TierPolicy, tier_policy
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.tiers import Tier, TierPolicy, tier_policy
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewSession
 from tests.server.semantic_fixtures import load_facts, load_sessions
 from tests.storage.graph_fixtures import build_village
 

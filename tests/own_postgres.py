@@ -20,8 +20,8 @@ import psutil
 
 from glyphoxa_mcp.db.database import Database, DatabaseLocation
 from glyphoxa_mcp.db.embedded import database_dsn
+from glyphoxa_mcp.domain.models import NewSession
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewSession
 from tests.server.http_serving import load_demo
 
 if TYPE_CHECKING:

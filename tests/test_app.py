@@ -12,7 +12,7 @@ from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.pipeline.fact_vectors import embed_missing
+from glyphoxa_mcp.pipeline.fact_embedding import embed_missing
 from glyphoxa_mcp.providers.embeddings import offline_embedder
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glyphoxa_mcp.bench import words
+from glyphoxa_mcp.bench import word_pools
 from glyphoxa_mcp.bench.graph_data import (
     generate_entities,
     generate_facts,
@@ -84,11 +84,11 @@ def generate(spec: DatasetSpec) -> Dataset:
     facts, fact_topics = generate_facts(
         spec.facts, entities, sessions, transcripts.involved, bench_npc, spec.seed
     )
-    space = TopicSpace(len(words.TOPIC_NAMES), words.SUBTOPICS_PER_TOPIC, spec.seed)
+    space = TopicSpace(len(word_pools.TOPIC_NAMES), word_pools.SUBTOPICS_PER_TOPIC, spec.seed)
     # A relationship's sentence names two entities and a type, no topic: one at random.
     rng = random.Random(spec.seed * 2 + 3)
     relationship_topics = [
-        (rng.randrange(len(words.TOPIC_NAMES)), rng.randrange(words.SUBTOPICS_PER_TOPIC))
+        (rng.randrange(len(word_pools.TOPIC_NAMES)), rng.randrange(word_pools.SUBTOPICS_PER_TOPIC))
         for _ in relationships
     ]
     return Dataset(

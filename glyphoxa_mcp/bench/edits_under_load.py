@@ -33,10 +33,10 @@ from glyphoxa_mcp.bench.timing import Operation
 from glyphoxa_mcp.bench.vectors import DIMENSION
 from glyphoxa_mcp.bench.workload import Workload, build_workload
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
 

@@ -37,7 +37,6 @@ from glyphoxa_mcp.bench.operations import (
     SEARCH_FACTS,
     SEARCH_SESSIONS,
     SESSION_SUMMARY,
-    BenchError,
     floor_name,
     rotating,
 )
@@ -45,6 +44,7 @@ from glyphoxa_mcp.bench.peers import candidates
 from glyphoxa_mcp.bench.timing import Operation
 from glyphoxa_mcp.bench.workload import Workload
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.errors import BenchError
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.views.hot_context import HotContext
 from glyphoxa_mcp.views.results import (

@@ -6,10 +6,10 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
-from glyphoxa_mcp.bench import words
+from glyphoxa_mcp.bench import word_pools
 from glyphoxa_mcp.bench.rows import EntityRow, FactRow, RelationshipRow, SessionRow, Weighted
 from glyphoxa_mcp.bench.sentences import NameDraws, fill
-from glyphoxa_mcp.storage.vocabulary import EntityType, is_bidirectional, slugify
+from glyphoxa_mcp.domain.vocabulary import EntityType, is_bidirectional, slugify
 
 # Shares of the non-player entities, by type.
 TYPE_SHARES = (
@@ -52,48 +52,50 @@ LINK_SKEW = 0.6
 
 def root_name(rng: random.Random) -> str:
     return (
-        rng.choice(words.NAME_STARTS) + rng.choice(words.NAME_MIDDLES) + rng.choice(words.NAME_ENDS)
+        rng.choice(word_pools.NAME_STARTS)
+        + rng.choice(word_pools.NAME_MIDDLES)
+        + rng.choice(word_pools.NAME_ENDS)
     )
 
 
 def _adjective_noun(rng: random.Random, nouns: Sequence[str]) -> str:
-    return f"The {rng.choice(words.ADJECTIVES)} {rng.choice(nouns)}"
+    return f"The {rng.choice(word_pools.ADJECTIVES)} {rng.choice(nouns)}"
 
 
 NAMERS: dict[EntityType, Callable[[random.Random], str]] = {
     EntityType.NPC: lambda rng: f"{root_name(rng)} {root_name(rng)}",
     EntityType.LOCATION: lambda rng: (
-        _adjective_noun(rng, words.VENUES)
+        _adjective_noun(rng, word_pools.VENUES)
         if rng.random() < 0.3
-        else root_name(rng) + rng.choice(words.PLACE_SUFFIXES)
+        else root_name(rng) + rng.choice(word_pools.PLACE_SUFFIXES)
     ),
-    EntityType.ITEM: lambda rng: f"{root_name(rng)}'s {rng.choice(words.OBJECTS)}",
+    EntityType.ITEM: lambda rng: f"{root_name(rng)}'s {rng.choice(word_pools.OBJECTS)}",
     EntityType.FACTION: lambda rng: (
-        _adjective_noun(rng, words.FACTION_NOUNS)
+        _adjective_noun(rng, word_pools.FACTION_NOUNS)
         if rng.random() < 0.5
-        else f"{root_name(rng)} {rng.choice(words.FACTION_NOUNS)}"
+        else f"{root_name(rng)} {rng.choice(word_pools.FACTION_NOUNS)}"
     ),
-    EntityType.QUEST: lambda rng: f"The {rng.choice(words.QUEST_NOUNS)} of {root_name(rng)}",
-    EntityType.EVENT: lambda rng: f"The {rng.choice(words.EVENT_NOUNS)} of {root_name(rng)}",
-    EntityType.CONCEPT: lambda rng: f"The {root_name(rng)} {rng.choice(words.CONCEPT_NOUNS)}",
+    EntityType.QUEST: lambda rng: f"The {rng.choice(word_pools.QUEST_NOUNS)} of {root_name(rng)}",
+    EntityType.EVENT: lambda rng: f"The {rng.choice(word_pools.EVENT_NOUNS)} of {root_name(rng)}",
+    EntityType.CONCEPT: lambda rng: f"The {root_name(rng)} {rng.choice(word_pools.CONCEPT_NOUNS)}",
 }
 
 
 def _attributes(kind: EntityType, rng: random.Random) -> dict[str, object]:
     if kind is EntityType.NPC:
         return {
-            "occupation": rng.choice(words.OCCUPATIONS),
-            "personality": ", ".join(rng.sample(words.PERSONALITIES, 2)),
-            "speaking_style": rng.choice(words.SPEAKING_STYLES),
+            "occupation": rng.choice(word_pools.OCCUPATIONS),
+            "personality": ", ".join(rng.sample(word_pools.PERSONALITIES, 2)),
+            "speaking_style": rng.choice(word_pools.SPEAKING_STYLES),
         }
     if kind is EntityType.QUEST:
-        topic = rng.choice(words.TOPIC_NAMES)
+        topic = rng.choice(word_pools.TOPIC_NAMES)
         status = rng.choice(("active", "active", "open", "completed", "failed"))
         return {"status": status, "objective": f"settle the matter of the {topic}"}
     if kind is EntityType.LOCATION:
-        features = words.TOPICS[rng.choice(words.TOPIC_NAMES)]
+        features = word_pools.TOPICS[rng.choice(word_pools.TOPIC_NAMES)]
         return {"description": f"known for its {rng.choice(features)} and {rng.choice(features)}"}
-    return {"description": f"tied to the {rng.choice(words.TOPIC_NAMES)}"}
+    return {"description": f"tied to the {rng.choice(word_pools.TOPIC_NAMES)}"}
 
 
 class _Visibility:
@@ -134,7 +136,7 @@ def generate_entities(count: int, seed: int) -> tuple[list[EntityRow], str]:
         rows.append(EntityRow(entity_id, kind, name, aliases, _attributes(kind, rng), False, ()))
 
     for position in range(PLAYERS):
-        add(EntityType.PLAYER, words.PLAYER_NAMES[position])
+        add(EntityType.PLAYER, word_pools.PLAYER_NAMES[position])
     others = count - PLAYERS
     quotas = [(kind, max(1, round(others * share))) for kind, share in TYPE_SHARES]
     # Rounding may miss the total: the NPCs absorb the difference.
@@ -170,7 +172,7 @@ def _aliases(kind: EntityType, name: str, rng: random.Random) -> tuple[str, ...]
     if roll < 0.3:
         return (name.split()[0],)  # first names are shared: realistic ambiguity
     if roll < 0.5:
-        return (f"the {rng.choice(words.OCCUPATIONS)}",)
+        return (f"the {rng.choice(word_pools.OCCUPATIONS)}",)
     return ()
 
 
@@ -341,12 +343,12 @@ def generate_facts(
             subject = rng.choice(there)
         else:
             subject = anything.draw(rng)
-        topic = rng.randrange(len(words.TOPIC_NAMES))
-        subtopic = rng.randrange(words.SUBTOPICS_PER_TOPIC)
+        topic = rng.randrange(len(word_pools.TOPIC_NAMES))
+        subtopic = rng.randrange(word_pools.SUBTOPICS_PER_TOPIC)
         text = fill(
-            rng.choice(words.FACT_LINES),
+            rng.choice(word_pools.FACT_LINES),
             rng,
-            words.topic_words(topic, subtopic),
+            word_pools.topic_words(topic, subtopic),
             names,
             subject=subject.name if subject else "Someone",
         )[0]

@@ -25,8 +25,7 @@ from httpx2 import TransportError
 
 from glyphoxa_mcp.access import is_loopback
 from glyphoxa_mcp.bench.load import MAX_CLIENTS, log_counts
-from glyphoxa_mcp.bench.operations import BenchError
-from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.errors import BenchError, InvalidInputError
 
 STARTUP_TIMEOUT_S = 120
 STOP_TIMEOUT_S = 20

@@ -16,12 +16,12 @@ from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.bench.rows import SessionRow
 from glyphoxa_mcp.bench.transcript_data import TranscriptWriter
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import NewEntry
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry
 
 # A real session's length: `process` reads and cuts one whole session at a time.
 SESSION_SIZE = 1000

@@ -21,13 +21,13 @@ from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
 from glyphoxa_mcp.bench.ingestion import SESSION_PREFIX
 from glyphoxa_mcp.bench.timing import Summary, summarise
 from glyphoxa_mcp.db.change_feed import listening
+from glyphoxa_mcp.domain.models import NewEntry, SearchFilters
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.recording.recorder import Recorder
 from glyphoxa_mcp.recording.utterances import SpokenUtterance
 from glyphoxa_mcp.server.resources import hot_uri
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.storage.models import NewEntry, SearchFilters
 
 SESSION_ID = f"{SESSION_PREFIX}live"
 TARGET_SEARCHABLE_MS = 5000.0

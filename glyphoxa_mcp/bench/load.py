@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from glyphoxa_mcp.access import is_loopback
 from glyphoxa_mcp.bench.spec import DatasetSpec
 from glyphoxa_mcp.bench.timing import Summary, summarise
-from glyphoxa_mcp.server.tiers import Tier
-from glyphoxa_mcp.server.tool_names import ToolName
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.tool_names import ToolName
 
 MAX_CLIENTS = 256
 MAX_SECONDS = 600

@@ -29,7 +29,6 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from glyphoxa_mcp import __version__
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.bench.http_serve import serving
@@ -56,7 +55,6 @@ from glyphoxa_mcp.bench.operations import (
     SEARCH_SESSIONS,
     SESSION_SUMMARY,
     BenchContext,
-    BenchError,
     database_round_trip,
     query_embedding,
 )
@@ -70,10 +68,12 @@ from glyphoxa_mcp.bench.runner import (
 )
 from glyphoxa_mcp.bench.timing import measure, summarise
 from glyphoxa_mcp.bench.workload import VARIANTS, Workload, build_workload
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.viewer import Viewer
+from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.errors import BenchError
 from glyphoxa_mcp.mcp_text import text_of
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 # Bearer tokens are made for the deepest tier, so each client may call the tier it is given.
 TOKEN_TIER = Tier.DEEP

@@ -21,7 +21,7 @@ from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.bench.timing import Operation
 from glyphoxa_mcp.bench.workload import Workload
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.errors import GlyphoxaError
+from glyphoxa_mcp.errors import BenchError
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -56,10 +56,6 @@ TIMED_METHODS = frozenset({"tools/call", "resources/read"})
 
 
 TOUCH_ENTITY = "UPDATE entities SET updated_at = now() WHERE campaign_id = $1 AND id = $2"
-
-
-class BenchError(GlyphoxaError):
-    """A measured operation failed; the benchmark stopped rather than time a failure."""
 
 
 class PrecomputedEmbedder:

@@ -25,15 +25,14 @@ from glyphoxa_mcp.bench.operations import (
     WORD_LEG,
     WORD_PEER,
     BenchContext,
-    BenchError,
     rotating,
 )
 from glyphoxa_mcp.bench.timing import Operation
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.domain.models import NO_FILTERS
+from glyphoxa_mcp.errors import BenchError, ConfigurationError
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NO_FILTERS
 from glyphoxa_mcp.views.session_search import CANDIDATES_PER_RESULT, MIN_CANDIDATES
 
 INSTALL_PEERS = "pip install 'glyphoxa-mcp[bench]'"

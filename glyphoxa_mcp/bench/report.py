@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from glyphoxa_mcp.bench.bulk_loader import LoadTimings
 from glyphoxa_mcp.bench.edits_under_load import EditsUnderLoadResult
 from glyphoxa_mcp.bench.ingestion import IngestionResult
 from glyphoxa_mcp.bench.live_recording import LiveRecordingResult
-from glyphoxa_mcp.bench.loader import LoadTimings
 from glyphoxa_mcp.bench.machine import Machine
 from glyphoxa_mcp.bench.operations import (
     HOT_RESOURCE,

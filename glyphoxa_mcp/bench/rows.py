@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 T = TypeVar("T")
 

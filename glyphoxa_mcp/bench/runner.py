@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.app import App, open_app
-from glyphoxa_mcp.bench import loader
+from glyphoxa_mcp.bench import bulk_loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
 from glyphoxa_mcp.bench.edits_under_load import measure_edits_under_load
 from glyphoxa_mcp.bench.floors import floor_operations
@@ -67,12 +67,12 @@ from glyphoxa_mcp.db.database import (
 )
 from glyphoxa_mcp.db.embedded import EMBEDDED_DATABASE, database_dsn, start_embedded_server
 from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
 
@@ -124,14 +124,14 @@ async def bench_location(settings: BenchSettings) -> AsyncIterator[DatabaseLocat
 
 async def _prepare(
     location: DatabaseLocation, dataset: Dataset, replace: bool, say: Say
-) -> loader.LoadTimings | None:
+) -> bulk_loader.LoadTimings | None:
     """Load the dataset, unless this very dataset is loaded already (then None)."""
-    found = await loader.loaded(location.dsn, dataset)
-    if found is loader.Loaded.SAME:
+    found = await bulk_loader.loaded(location.dsn, dataset)
+    if found is bulk_loader.Loaded.SAME:
         say(f"reusing the benchmark campaign already loaded in {location.description}")
         await forget_ingested(location.dsn)  # left by a run that was cut short
         return None
-    if found is loader.Loaded.OTHER:
+    if found is bulk_loader.Loaded.OTHER:
         if not replace:
             raise InvalidInputError(
                 f"The campaign {CAMPAIGN_ID!r} in {location.description} is not this dataset "
@@ -139,8 +139,8 @@ async def _prepare(
                 "load this one."
             )
         say(f"deleting the other campaign {CAMPAIGN_ID!r}")
-        await loader.delete_campaign(location.dsn)
-    return await loader.load(location.dsn, dataset, say)
+        await bulk_loader.delete_campaign(location.dsn)
+    return await bulk_loader.load(location.dsn, dataset, say)
 
 
 def _measurements(name: str, scope: str, mode: Mode, timed: Timed, tier: Tier) -> list[Measurement]:
@@ -299,7 +299,7 @@ async def prepared_bench(settings: BenchSettings, say: Say) -> AsyncIterator[Pre
         load = await _prepare(location, dataset, settings.replace, say)
         report = DatasetReport(
             spec=settings.spec,
-            rows=await loader.row_counts(location.dsn),
+            rows=await bulk_loader.row_counts(location.dsn),
             generate_s=round(generate_s, 2),
             load=load,
         )

@@ -7,9 +7,9 @@ import random
 import string
 from collections.abc import Sequence
 
-from glyphoxa_mcp.bench import words
+from glyphoxa_mcp.bench import word_pools
 from glyphoxa_mcp.bench.rows import EntityRow, Weighted
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 
 class NameDraws:
@@ -82,7 +82,7 @@ def fill(
         elif field == "n":
             out.append(str(rng.randint(2, 500)))
         elif field == "skill":
-            out.append(rng.choice(words.SKILLS))
+            out.append(rng.choice(word_pools.SKILLS))
         elif field == "subject":
             out.append(subject or "Someone")
         else:

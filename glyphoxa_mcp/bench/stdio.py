@@ -8,7 +8,7 @@ from mcp import StdioServerParameters
 from mcp.client import Client
 
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
-from glyphoxa_mcp.server.tiers import Tier
+from glyphoxa_mcp.domain.tiers import Tier
 
 # Longer than any deadline the benchmark gives a server: no answer by then is a failure.
 READ_TIMEOUT_S = 90

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from glyphoxa_mcp.bench import words
+from glyphoxa_mcp.bench import word_pools
 from glyphoxa_mcp.bench.rows import ChunkRow, EntityRow, EntryRow, SessionRow, Weighted
 from glyphoxa_mcp.bench.sentences import NameDraws, fill
+from glyphoxa_mcp.domain.models import Entry
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, passages
-from glyphoxa_mcp.storage.models import Entry
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 FIRST_SESSION = datetime(2024, 1, 6, 18, 0, tzinfo=UTC)
 SESSION_EVERY = timedelta(days=7)
@@ -102,7 +102,7 @@ class TranscriptWriter:
             cast[npc.id] = npc
         pools = self._pools(list(cast.values()))
         names = self.names.within(pools, LOCAL_SHARE)
-        topics = rng.sample(range(len(words.TOPIC_NAMES)), rng.randint(2, 4))
+        topics = rng.sample(range(len(word_pools.TOPIC_NAMES)), rng.randint(2, 4))
         clock = plan.started_at
         written = 0
         scene_places: list[EntityRow] = []
@@ -111,7 +111,7 @@ class TranscriptWriter:
             place = rng.choice(pools[EntityType.LOCATION])
             scene_places.append(place)
             npcs = rng.sample(list(cast.values()), min(len(cast), rng.randint(*NPCS_PER_SCENE)))
-            topic, subtopic = rng.choice(topics), rng.randrange(words.SUBTOPICS_PER_TOPIC)
+            topic, subtopic = rng.choice(topics), rng.randrange(word_pools.SUBTOPICS_PER_TOPIC)
             for _ in range(size):
                 self.entries.append(
                     self._line(names, plan.id, clock, place, npcs, (topic, subtopic))
@@ -126,12 +126,12 @@ class TranscriptWriter:
             fill(
                 template,
                 rng,
-                words.TOPICS[words.TOPIC_NAMES[topics[0]]],
+                word_pools.TOPICS[word_pools.TOPIC_NAMES[topics[0]]],
                 names,
                 npcs=list(cast.values()),
                 place=rng.choice(scene_places),
             )[0]
-            for template in rng.sample(words.SUMMARY_LINES, 4)
+            for template in rng.sample(word_pools.SUMMARY_LINES, 4)
         )
         return replace(plan, ended_at=self.entries[-1].spoken_at, summary=summary)
 
@@ -155,22 +155,22 @@ class TranscriptWriter:
         rng = self.rng
         topic, subtopic = topics
         role = rng.choices([r for r, _ in SPEAKER_SHARES], [s for _, s in SPEAKER_SHARES])[0]
-        vocabulary = words.topic_words(topic, subtopic)
+        vocabulary = word_pools.topic_words(topic, subtopic)
         if rng.random() < 0.25:
-            vocabulary = words.TOPICS[words.TOPIC_NAMES[topic]]
+            vocabulary = word_pools.TOPICS[word_pools.TOPIC_NAMES[topic]]
         npc_id = None
         templates: tuple[str, ...]
         if role == "npc":
             speaker = rng.choice(npcs)
             speaker_id, speaker_name, npc_id = speaker.id, speaker.name, speaker.id
-            templates, others = words.NPC_LINES, [n for n in npcs if n is not speaker] or npcs
+            templates, others = word_pools.NPC_LINES, [n for n in npcs if n is not speaker] or npcs
         elif role == "player":
             speaker = rng.choice(self.players)
             speaker_id, speaker_name = f"p-{speaker.id}", speaker.name
-            templates, others = words.PLAYER_LINES, npcs
+            templates, others = word_pools.PLAYER_LINES, npcs
         else:
             speaker_id, speaker_name = DM
-            templates, others = words.DM_LINES, npcs
+            templates, others = word_pools.DM_LINES, npcs
         text, named = fill(rng.choice(templates), rng, vocabulary, names, npcs=others, place=place)
         if role != "dm":
             named.insert(0, speaker.id)
@@ -257,7 +257,7 @@ def cut_chunks(
                     speaker_ids=tuple(sorted({r.speaker_id for r in rows})),
                     npc_ids=tuple(sorted({r.npc_id for r in rows if r.npc_id})),
                     entity_ids=tuple(dict.fromkeys(m for r in rows for m in r.mentions)),
-                    topics=(words.TOPIC_NAMES[rows[0].topic],),
+                    topics=(word_pools.TOPIC_NAMES[rows[0].topic],),
                     started_at=passage.started_at,
                     ended_at=passage.ended_at,
                 )

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from glyphoxa_mcp.bench import words
+from glyphoxa_mcp.bench import word_pools
 from glyphoxa_mcp.bench.dataset import Dataset
 from glyphoxa_mcp.bench.rows import EntityRow, Weighted
 from glyphoxa_mcp.bench.sentences import NameDraws, fill
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.server.resources import hot_uri
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 VARIANTS = 64
 RELATIONS = ("LOCATED_AT", "MEMBER_OF", "KNOWS", "ALLIED_WITH", "OWNS")
@@ -80,9 +80,11 @@ class _Draws:
     def query(self, templates: tuple[str, ...]) -> str:
         """A query text, registered with a vector near its topic."""
         rng = self.rng
-        topic = rng.randrange(len(words.TOPIC_NAMES))
-        subtopic = rng.randrange(words.SUBTOPICS_PER_TOPIC)
-        text, _ = fill(rng.choice(templates), rng, words.topic_words(topic, subtopic), self.names)
+        topic = rng.randrange(len(word_pools.TOPIC_NAMES))
+        subtopic = rng.randrange(word_pools.SUBTOPICS_PER_TOPIC)
+        text, _ = fill(
+            rng.choice(templates), rng, word_pools.topic_words(topic, subtopic), self.names
+        )
         if text not in self.vectors:
             vector = self.dataset.space.draw(np.array([topic]), np.array([subtopic]), self.np_rng)[
                 0
@@ -117,7 +119,7 @@ def _summary_queries(draws: _Draws) -> dict[str, Any]:
 
 def _fact_queries(draws: _Draws) -> dict[str, Any]:
     rng = draws.rng
-    asked: dict[str, Any] = {"query": draws.query(words.QUERY_LINES), "top_k": 5}
+    asked: dict[str, Any] = {"query": draws.query(word_pools.QUERY_LINES), "top_k": 5}
     roll = rng.random()
     if roll < 0.2:
         asked["entity"] = draws.entity().name
@@ -128,12 +130,12 @@ def _fact_queries(draws: _Draws) -> dict[str, Any]:
 
 def _session_queries(draws: _Draws) -> dict[str, Any]:
     rng = draws.rng
-    asked: dict[str, Any] = {"query": draws.query(words.QUERY_LINES), "top_k": 5}
+    asked: dict[str, Any] = {"query": draws.query(word_pools.QUERY_LINES), "top_k": 5}
     roll = rng.random()
     if roll < 0.1:
         asked["session_id"] = rng.choice(draws.dataset.sessions).id
     elif roll < 0.2:
-        asked["speaker"] = rng.choice(words.PLAYER_NAMES[:4])
+        asked["speaker"] = rng.choice(word_pools.PLAYER_NAMES[:4])
     return asked
 
 

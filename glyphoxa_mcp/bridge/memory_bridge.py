@@ -33,10 +33,10 @@ from mcp.client.sse import sse_client
 from mcp.types import TextResourceContents
 
 from glyphoxa_mcp.bridge.throttle import INTERVAL_S, Throttle
+from glyphoxa_mcp.domain.tool_names import ToolName, canonical
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.server.resources import hot_uri
-from glyphoxa_mcp.server.tool_names import ToolName, canonical
 from glyphoxa_mcp.views.prefetch import MAX_UTTERANCE
 
 

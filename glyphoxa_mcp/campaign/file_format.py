@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from glyphoxa_mcp.storage.models import Confidence, Key, Name
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.models import Confidence, Key, Name
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 
 class Strict(BaseModel):

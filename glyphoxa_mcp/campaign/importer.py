@@ -7,9 +7,9 @@ from typing import Literal
 
 from glyphoxa_mcp.campaign.vtt.common import ImportResult
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import Entity, NewEntity
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Entity, NewEntity
 from glyphoxa_mcp.storage.pending import Source
 
 MAX_ENTITIES = 100_000

@@ -15,12 +15,7 @@ from typing import Literal
 from glyphoxa_mcp.campaign.file_format import CampaignFile, Visible
 from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
-from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.storage.campaigns import Campaigns
-from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.domain.models import (
     Entity,
     Fact,
     NewEntity,
@@ -30,7 +25,12 @@ from glyphoxa_mcp.storage.models import (
     Relationship,
     Visibility,
 )
-from glyphoxa_mcp.storage.vocabulary import checked_relationship_type, slugify
+from glyphoxa_mcp.domain.vocabulary import checked_relationship_type, slugify
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.storage.campaigns import Campaigns
+from glyphoxa_mcp.storage.memory import CampaignMemory
 
 Kind = Literal["entity", "relationship", "fact"]
 Action = Literal["created", "updated", "unchanged"]
@@ -106,7 +106,7 @@ async def load_campaign(
 ) -> LoadReport:
     """With an `embedder`, the facts are embedded once the load is committed (when it
     fails, the facts are stored all the same and embedded later: see
-    pipeline/fact_vectors.py)."""
+    pipeline/fact_embedding.py)."""
     campaign_id, name = campaign_of(file, campaign_id)
     try:
         async with db.transaction() as tx:

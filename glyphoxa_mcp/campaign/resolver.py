@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from glyphoxa_mcp.domain.models import Entity
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import compact, match_names
-from glyphoxa_mcp.storage.models import Entity
 
 
 class EntityResolver:

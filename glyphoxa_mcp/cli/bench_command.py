@@ -183,7 +183,7 @@ def settings_of(args: argparse.Namespace) -> BenchSettings:
     # The benchmark imports the MCP SDK (about a second); other commands don't pay for it.
     from glyphoxa_mcp.bench.runner import BenchSettings
     from glyphoxa_mcp.bench.spec import DatasetSpec
-    from glyphoxa_mcp.server.tiers import Tier
+    from glyphoxa_mcp.domain.tiers import Tier
 
     if args.dsn and args.data_dir:
         raise InvalidInputError("Give --dsn or --data-dir, not both.", field="--dsn")
@@ -314,7 +314,7 @@ def load_settings_of(args: argparse.Namespace) -> LoadSettings:
     """Validated settings of `bench load`, or an error naming the flag."""
     from glyphoxa_mcp.bench.load import LoadSettings
     from glyphoxa_mcp.bench.spec import DatasetSpec
-    from glyphoxa_mcp.server.tiers import Tier
+    from glyphoxa_mcp.domain.tiers import Tier
 
     if args.dsn and args.data_dir:
         raise InvalidInputError("Give --dsn or --data-dir, not both.", field="--dsn")

@@ -23,7 +23,7 @@ from glyphoxa_mcp.cli.options import (
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_vectors import write_embedder
+from glyphoxa_mcp.pipeline.fact_embedding import write_embedder
 from glyphoxa_mcp.storage.branches import Branch, branch_tree
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.deletion import (

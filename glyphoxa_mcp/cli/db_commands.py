@@ -16,7 +16,7 @@ from glyphoxa_mcp.cli.options import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database, locate, migrate_dsn
-from glyphoxa_mcp.pipeline.fact_vectors import embed_missing
+from glyphoxa_mcp.pipeline.fact_embedding import embed_missing
 from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors
 from glyphoxa_mcp.storage.status import DatabaseStatus, database_status
 

@@ -13,12 +13,12 @@ from typing import Any, Literal
 from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import Visibility
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Visibility
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 MAX_ENTITIES = 100_000
 

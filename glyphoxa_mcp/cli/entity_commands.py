@@ -17,11 +17,7 @@ from glyphoxa_mcp.cli.dm_support import (
 )
 from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.cli.output import print_table
-from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new, write_embedder
-from glyphoxa_mcp.recall.rumours import RumourRule
-from glyphoxa_mcp.recall.sentences import relationship_sentence, seen_from
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.domain.models import (
     Entity,
     NewEntity,
     NewRelationship,
@@ -29,7 +25,11 @@ from glyphoxa_mcp.storage.models import (
     Visibility,
     build,
 )
-from glyphoxa_mcp.storage.vocabulary import EntityType, checked_relationship_type, slugify
+from glyphoxa_mcp.domain.rumours import RumourRule
+from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type, slugify
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new, write_embedder
+from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence, seen_from
 
 TYPES = ", ".join(t.value for t in EntityType)
 

@@ -15,14 +15,14 @@ from glyphoxa_mcp.cli.dm_support import (
 )
 from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.domain.models import Fact, NewFact, Provenance, Visibility, build
+from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new, write_embedder
-from glyphoxa_mcp.recall.rumours import RumourRule
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new, write_embedder
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
-from glyphoxa_mcp.storage import review
-from glyphoxa_mcp.storage.models import Fact, NewFact, Provenance, Visibility, build
-from glyphoxa_mcp.storage.review import ReviewItem
+from glyphoxa_mcp.storage import review_queue
+from glyphoxa_mcp.storage.review_queue import ReviewItem
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -245,7 +245,7 @@ async def run_review_list(args: argparse.Namespace) -> int:
 async def run_confirm(args: argparse.Namespace) -> int:
     item = ReviewItem.parse(args.item)
     async with campaign_memory(args) as (_, memory):
-        await review.confirm(memory, item)
+        await review_queue.confirm(memory, item)
     emit(args, {"confirmed": args.item}, f"Confirmed {args.item}.")
     return 0
 
@@ -253,7 +253,7 @@ async def run_confirm(args: argparse.Namespace) -> int:
 async def run_reject(args: argparse.Namespace) -> int:
     item = ReviewItem.parse(args.item)
     async with campaign_memory(args) as (_, memory):
-        await review.reject(memory, item)
+        await review_queue.reject(memory, item)
     emit(args, {"rejected": args.item}, f"Rejected {args.item}; it is deleted.")
     return 0
 

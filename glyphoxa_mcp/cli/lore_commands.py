@@ -12,6 +12,8 @@ from glyphoxa_mcp.cli.campaign_commands import read_text
 from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit, resolver
 from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.domain.models import Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.lore.documents import (
     KINDS,
@@ -21,12 +23,10 @@ from glyphoxa_mcp.lore.documents import (
     parse_document,
 )
 from glyphoxa_mcp.lore.references import SectionReference, parse_reference, resolve_heading
-from glyphoxa_mcp.pipeline.lore import add_lore
+from glyphoxa_mcp.pipeline.lore_embedding import add_lore
 from glyphoxa_mcp.providers.embeddings import make_embedder
-from glyphoxa_mcp.storage.lore import AddedDocument, LoreDocument, LoreLibrary
+from glyphoxa_mcp.storage.lore_library import AddedDocument, LoreDocument, LoreLibrary
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 # A folder of more lore files than this is more likely a mistake than a library.
 MAX_FILES = 1000

@@ -11,7 +11,6 @@ from typing import Literal
 from anyio import create_task_group
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.cli.dm_support import check_npc
 from glyphoxa_mcp.cli.http_options import (
@@ -35,6 +34,10 @@ from glyphoxa_mcp.cli.settings import DEFAULT_SERVE_PORT
 from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
+from glyphoxa_mcp.domain.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, tier_policy
+from glyphoxa_mcp.domain.tool_names import NameStyle
+from glyphoxa_mcp.domain.viewer import Viewer
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import ConfigurationError
 from glyphoxa_mcp.server.http_limits import (
     DEFAULT_BODY_TIMEOUT_S,
@@ -42,10 +45,7 @@ from glyphoxa_mcp.server.http_limits import (
     DEFAULT_MAX_SESSIONS_PER_TOKEN,
     HttpTimeouts,
 )
-from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, tier_policy
-from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.supervision import DEFAULT_UNHEALTHY_EXIT_S, UNHEALTHY_EXIT_CODE, Supervisor
 
 log = logging.getLogger(__name__)
@@ -213,8 +213,8 @@ async def _single_viewer(app: App, settings: ServeSettings) -> Viewer:
 async def _serve_stdio(app: App, settings: ServeSettings) -> None:
     # The MCP SDK takes about a second to import; only serving needs it, so the DM's
     # commands don't pay for it.
-    from glyphoxa_mcp.server.app import build_server
     from glyphoxa_mcp.server.in_flight import GracefulStop, InFlight
+    from glyphoxa_mcp.server.memory_server import build_server
     from glyphoxa_mcp.server.state import ServerState
     from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 

@@ -35,14 +35,14 @@ from glyphoxa_mcp.config import (
     check_dsn,
     default_data_dir,
 )
+from glyphoxa_mcp.domain.tiers import DEFAULT_DEADLINES_MS, Tier
+from glyphoxa_mcp.domain.tool_names import NameStyle
 from glyphoxa_mcp.providers.chat import DEFAULT_CHAT_MODEL, DEFAULT_MAX_RETRIES
 from glyphoxa_mcp.server.http_limits import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_HEADER_TIMEOUT_S,
     DEFAULT_MAX_SESSIONS_PER_TOKEN,
 )
-from glyphoxa_mcp.server.tiers import DEFAULT_DEADLINES_MS, Tier
-from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.supervision import DEFAULT_UNHEALTHY_EXIT_S, UNHEALTHY_EXIT_CODE
 from glyphoxa_mcp.web.browser_sessions import SignInLimits
 

@@ -7,13 +7,14 @@ import json
 import sys
 from datetime import UTC, datetime, timedelta
 
-from glyphoxa_mcp.access import Grant, Viewer, ViewerKind
+from glyphoxa_mcp.access import Grant
 from glyphoxa_mcp.cli.dm_support import check_npc, emit
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.viewer import Viewer, ViewerKind
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory

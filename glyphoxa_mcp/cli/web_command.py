@@ -23,12 +23,12 @@ from glyphoxa_mcp.cli.options import (
 )
 from glyphoxa_mcp.cli.settings import DEFAULT_WEB_PORT
 from glyphoxa_mcp.config import settings_from
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.server.http_limits import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_HEADER_TIMEOUT_S,
     HttpTimeouts,
 )
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.web.browser_sessions import SignInLimits
 
 DEFAULT_PORT = DEFAULT_WEB_PORT
@@ -148,7 +148,7 @@ async def run_web(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.server.http_guard import HostRules
     from glyphoxa_mcp.server.token_gate import TokenGate
     from glyphoxa_mcp.storage.access_tokens import AccessTokens
-    from glyphoxa_mcp.web.app import build_desk
+    from glyphoxa_mcp.web.desk_app import build_desk
 
     # Before the database and the embedder start: a port in use is known in a moment.
     with listening_socket(settings.host, settings.port) as sock:

@@ -9,7 +9,7 @@ from weakref import WeakKeyDictionary
 from glyphoxa_mcp.correction.name_index import KnownName, prepared_names
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
 from glyphoxa_mcp.correction.words import segments
-from glyphoxa_mcp.storage.models import Entity
+from glyphoxa_mcp.domain.models import Entity
 
 # The lists whose correctors are found by identity: the campaign's, and a few viewers' each.
 LISTS_REMEMBERED = 32

@@ -22,8 +22,8 @@ from glyphoxa_mcp.correction.english import FUNCTION_WORDS, per_million
 from glyphoxa_mcp.correction.name_index import NameIndex
 from glyphoxa_mcp.correction.spans import apply_corrections, corrected_offset, raw_offset
 from glyphoxa_mcp.correction.words import letters, segments
+from glyphoxa_mcp.domain.models import TextCorrection, Word
 from glyphoxa_mcp.providers.chat import ChatModel
-from glyphoxa_mcp.storage.models import TextCorrection, Word
 
 _TOKENS = re.compile(r"\S+|\s+")
 _EDGE = " \t\n.,;:!?\"'()[]{}-\u2014\u2013\u2018\u2019\u201c\u201d"

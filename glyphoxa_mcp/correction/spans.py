@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from glyphoxa_mcp.correction.phonetic import CorrectedText
-from glyphoxa_mcp.storage.models import TextCorrection
+from glyphoxa_mcp.domain.models import TextCorrection
 
 
 def apply_corrections(raw: str, corrections: Iterable[TextCorrection]) -> str:

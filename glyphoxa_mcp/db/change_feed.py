@@ -19,8 +19,8 @@ import anyio
 import asyncpg
 from pydantic import BaseModel, ValidationError
 
-from glyphoxa_mcp.db.backoff import Backoff
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.backoff import Backoff
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.supervision import Supervisor
 
 log = logging.getLogger(__name__)

@@ -14,16 +14,16 @@ import asyncpg
 from pgvector.asyncpg import register_vector
 
 from glyphoxa_mcp.config import DatabaseSettings
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.db.embedded import (
     EMBEDDED_DATABASE,
     database_dsn,
     postgres_data_dir,
     start_embedded_server,
 )
-from glyphoxa_mcp.db.errors import driver_errors
 from glyphoxa_mcp.db.guard import MemoryGuard
 from glyphoxa_mcp.db.migrations import MigrationReport, migrate
-from glyphoxa_mcp.storage.vector_search import VectorConnection, remember_iterative_scan
+from glyphoxa_mcp.db.vector_connection import VectorConnection, remember_iterative_scan
 
 
 @dataclass(frozen=True)

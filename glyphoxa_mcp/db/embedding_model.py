@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
-from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.errors import EmbeddingModelMismatchError
 
 # Only the first process to get here records its model; the others read the record.
 RECORD_MODEL = """
@@ -12,10 +12,6 @@ INSERT INTO embedding_model (model) VALUES ($1)
 ON CONFLICT (only_row) DO NOTHING
 """
 SELECT_MODEL = "SELECT model FROM embedding_model"
-
-
-class EmbeddingModelMismatchError(ConfigurationError):
-    """The configured embedding model is not the one that made this database's vectors."""
 
 
 async def check_embedding_model(db: Database, model: str) -> None:

@@ -23,9 +23,14 @@ import anyio
 import asyncpg
 from anyio.abc import TaskGroup
 
-from glyphoxa_mcp.db.backoff import Backoff
-from glyphoxa_mcp.errors import DatabaseUnavailableError
-from glyphoxa_mcp.errors import MemoryUnavailableError as MemoryUnavailableError
+from glyphoxa_mcp.backoff import Backoff
+from glyphoxa_mcp.errors import (
+    CheckOutstanding,
+    DatabaseUnavailableError,
+    DeadlineExceeded,
+    MemoryBusy,
+    MemoryUnavailableError,
+)
 from glyphoxa_mcp.supervision import FailureStreak, Supervisor
 
 log = logging.getLogger(__name__)
@@ -41,20 +46,6 @@ RECHECK_LIMIT_S = 0.5
 
 
 UNAVAILABLE = MemoryUnavailableError().message
-
-
-class DeadlineExceeded(Exception):
-    """The call ran past its deadline while the database was answering."""
-
-
-class CheckOutstanding(DeadlineExceeded):
-    """The call ran past its deadline while the guard's own check of the database was still
-    out: a stalled database or only a slow one, not yet known."""
-
-
-class MemoryBusy(DeadlineExceeded):
-    """The call ran past its deadline with every database connection taken: the server is
-    overloaded, not the call too big."""
 
 
 @dataclass

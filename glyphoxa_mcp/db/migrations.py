@@ -12,7 +12,7 @@ from pathlib import Path
 import asyncpg
 
 from glyphoxa_mcp.config import DEFAULT_EMBEDDING_DIM
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.errors import EmbeddingDimensionMismatchError, MigrationError
 
 # Any fixed 64-bit key works; every glyphoxa process takes the same one before migrating.

@@ -24,9 +24,9 @@ from pydantic import (
 )
 
 from glyphoxa_mcp.bounded_input import load_json
+from glyphoxa_mcp.domain.models import NewEntry, build, describe_validation_error
+from glyphoxa_mcp.domain.vocabulary import slugify
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.models import NewEntry, build, describe_validation_error
-from glyphoxa_mcp.storage.vocabulary import slugify
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"

@@ -24,6 +24,8 @@ from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.config import DatabaseSettings, Settings
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedded import start_embedded_server
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.tool_names import ToolName
 from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError
 from glyphoxa_mcp.evaluation.generalisation import (
     ConversationRow,
@@ -48,10 +50,8 @@ from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.search_tuning import SHIPPED_TUNING, SessionSearchTuning
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
-from glyphoxa_mcp.server.tool_names import ToolName
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.results import SearchSessionsResult

@@ -11,11 +11,11 @@ from pathlib import PurePath
 from typing import Literal
 
 from glyphoxa_mcp.bounded_input import check_length
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.lore.foundry import foundry_journal
+from glyphoxa_mcp.lore.foundry_journal import foundry_journal
 from glyphoxa_mcp.lore.markdown import markdown_blocks, text_blocks
 from glyphoxa_mcp.lore.sections import LoreSection, sections_of
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 SourceKind = Literal["markdown", "text", "foundry"]
 KINDS: dict[str, SourceKind] = {

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-# About 300 tokens: two pieces fit an NPC's default lore budget (recall/hot_context.py).
+# About 300 tokens: two pieces fit an NPC's default lore budget (recall/hot_budgets.py).
 MAX_SECTION_CHARS = 1200
 MAX_HEADING_CHARS = 200
 HEADING_SEPARATOR = " > "

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from glyphoxa_mcp.storage.models import Entry
+from glyphoxa_mcp.domain.models import Entry
 
 
 @dataclass(frozen=True)

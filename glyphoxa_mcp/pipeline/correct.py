@@ -10,9 +10,9 @@ import anyio
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
 from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.correction.spans import apply_corrections, combined, phonetic_spans
-from glyphoxa_mcp.providers.openai_errors import ProviderError
+from glyphoxa_mcp.domain.models import Entry, TextCorrection
+from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Entry, TextCorrection
 
 log = logging.getLogger(__name__)
 # LLM requests in flight at once: enough to hide latency, few enough for rate limits.

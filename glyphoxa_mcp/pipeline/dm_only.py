@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.episodes import episode_id
+from glyphoxa_mcp.domain.models import Entry, Session, Visibility
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.pipeline.dm_summary import set_episode_summary
 from glyphoxa_mcp.pipeline.summary import extractive_summary
-from glyphoxa_mcp.recall.episodes import episode_id
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.curation import HiddenLearning
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Entry, Session, Visibility
 
 
 @dataclass(frozen=True)

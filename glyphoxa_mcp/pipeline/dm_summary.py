@@ -8,10 +8,10 @@ the same transaction.
 from __future__ import annotations
 
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.episodes import episode_id
+from glyphoxa_mcp.domain.models import NewEntity, Session
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.recall.episodes import episode_id
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, Session
 
 # A few pages of prose: longer is a transcript, not a summary.
 MAX_SUMMARY_CHARS = 20_000

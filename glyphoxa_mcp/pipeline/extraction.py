@@ -29,14 +29,8 @@ from pydantic import (
 
 from glyphoxa_mcp.correction.name_index import KnownName, NameIndex
 from glyphoxa_mcp.correction.words import letters
-from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
-from glyphoxa_mcp.providers.chat import ChatModel
-from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.recall.episodes import episode_id, session_of
-from glyphoxa_mcp.recall.mentions import NamePattern
-from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.domain.episodes import episode_id, session_of
+from glyphoxa_mcp.domain.models import (
     Entity,
     Entry,
     NewEntity,
@@ -44,12 +38,18 @@ from glyphoxa_mcp.storage.models import (
     NewRelationship,
     Provenance,
 )
-from glyphoxa_mcp.storage.vocabulary import (
+from glyphoxa_mcp.domain.vocabulary import (
     RELATIONSHIP_TYPES,
     EntityType,
     checked_relationship_type,
     slugify,
 )
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
+from glyphoxa_mcp.providers.chat import ChatModel
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.storage.memory import CampaignMemory
 
 log = logging.getLogger(__name__)
 LINES_PER_REQUEST = 120

@@ -16,19 +16,19 @@ from typing import Literal
 
 from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.episodes import episode_id, episode_name
+from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
+from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.pipeline.extraction import ExtractionReport, extract_session
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.pipeline.llm_summary import llm_summary
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.pipeline.summary import extractive_summary
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.providers.openai_errors import ProviderError
-from glyphoxa_mcp.recall.episodes import episode_id, episode_name
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Provenance
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 # Taking part is inferred from speaking or being named: likely, not certain.
 PARTICIPATION = 0.8

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import NewEntry, NewSession, build
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession, build
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
+from glyphoxa_mcp.domain.models import Entry
 from glyphoxa_mcp.providers.chat import ChatModel
-from glyphoxa_mcp.storage.models import Entry
 
 LINES_PER_REQUEST = 300
 SECTIONS = (

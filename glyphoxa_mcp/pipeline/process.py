@@ -16,12 +16,12 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from glyphoxa_mcp.concurrency import first_error
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
 from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
+from glyphoxa_mcp.domain.models import Entry, NewChunk
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, ChunkingPolicy, Passage, passages
 from glyphoxa_mcp.pipeline.correct import correct_session
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Entry, NewChunk
 from glyphoxa_mcp.storage.semantic_index import content_hash
 
 # Small enough that a run cut short loses little, large enough to keep the embedder busy.

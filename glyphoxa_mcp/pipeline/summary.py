@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from glyphoxa_mcp.domain.models import Entry
 from glyphoxa_mcp.recall.mentions import NamePattern
-from glyphoxa_mcp.storage.models import Entry
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _WORD = re.compile(r"[a-z']+")

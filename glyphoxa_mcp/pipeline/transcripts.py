@@ -14,9 +14,9 @@ from datetime import datetime, timedelta
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from glyphoxa_mcp.bounded_input import load_json_line
+from glyphoxa_mcp.domain.models import NewEntry, Word, describe_validation_error
+from glyphoxa_mcp.domain.vocabulary import slugify
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.models import NewEntry, Word, describe_validation_error
-from glyphoxa_mcp.storage.vocabulary import slugify
 
 
 class TranscriptLine(BaseModel):

@@ -59,7 +59,8 @@ class ChatModel:
         """The model's reply as a JSON object, or None when it is not one."""
         import openai
 
-        from glyphoxa_mcp.providers.openai_errors import ProviderError, provider_errors
+        from glyphoxa_mcp.errors import ProviderError
+        from glyphoxa_mcp.providers.openai_errors import provider_errors
 
         if time.monotonic() < self._unreachable_until:
             raise ProviderError(f"LLM {self.model} was unreachable moments ago; not asked again.")

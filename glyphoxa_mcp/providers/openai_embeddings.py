@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import openai
 
-from glyphoxa_mcp.errors import DatabaseError
+from glyphoxa_mcp.errors import DatabaseError, ProviderError
 from glyphoxa_mcp.providers.chat import DEFAULT_MAX_RETRIES
-from glyphoxa_mcp.providers.openai_errors import ProviderError, provider_errors
+from glyphoxa_mcp.providers.openai_errors import provider_errors
 
 BATCH_SIZE = 256
 # Models that can shorten their vectors on request (Matryoshka training).

@@ -7,11 +7,7 @@ from collections.abc import Iterator
 
 import openai
 
-from glyphoxa_mcp.errors import ConfigurationError, GlyphoxaError
-
-
-class ProviderError(GlyphoxaError):
-    """The provider failed; check its URL, key and model."""
+from glyphoxa_mcp.errors import ConfigurationError, ProviderError
 
 
 @contextlib.contextmanager

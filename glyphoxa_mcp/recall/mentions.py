@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from glyphoxa_mcp.storage.models import Entity
+from glyphoxa_mcp.domain.models import Entity
 
 MIN_TERM_CHARS = 2
 _WORD = re.compile(r"\w+")

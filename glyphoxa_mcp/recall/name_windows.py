@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from glyphoxa_mcp.recall.episodes import session_of
+from glyphoxa_mcp.domain.entity_names import EntityNames
+from glyphoxa_mcp.domain.episodes import session_of
+from glyphoxa_mcp.domain.models import Entity
 from glyphoxa_mcp.recall.name_spelling import name_words, runs_from
 from glyphoxa_mcp.recall.redaction import INSIDE_WORD_CHARS, HiddenForms
-from glyphoxa_mcp.storage.entity_names import EntityNames
-from glyphoxa_mcp.storage.models import Entity
 
 # Runs of more letters than this are not indexed; forms of longer names are looked for the
 # slow way (`found_in` on every entity).

@@ -19,7 +19,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
 from glyphoxa_mcp.correction.rebuild import Rebuild
-from glyphoxa_mcp.storage.models import Entity
+from glyphoxa_mcp.domain.models import Entity
 
 MatchKind = Literal["exact", "alias", "partial", "fuzzy"]
 _KIND_RANK: dict[MatchKind, int] = {"exact": 0, "alias": 1, "partial": 2, "fuzzy": 3}

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Literal
 from urllib.parse import urlencode
 
-from glyphoxa_mcp.storage.models import Entity
+from glyphoxa_mcp.domain.models import Entity
 
 SpeechFormat = Literal["plain", "json", "deepgram", "assemblyai"]
 FORMATS: tuple[SpeechFormat, ...] = ("plain", "json", "deepgram", "assemblyai")

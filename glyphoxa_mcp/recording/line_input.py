@@ -9,11 +9,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from glyphoxa_mcp.bounded_input import load_json_line
+from glyphoxa_mcp.domain.models import describe_validation_error
+from glyphoxa_mcp.domain.vocabulary import slugify
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.transcripts import split_speaker_line
 from glyphoxa_mcp.recording.utterances import SpokenUtterance
-from glyphoxa_mcp.storage.models import describe_validation_error
-from glyphoxa_mcp.storage.vocabulary import slugify
 
 # A line longer than this is not an utterance (a runaway log line, a binary file).
 MAX_LINE_CHARS = 64_000

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 import anyio
 
-from glyphoxa_mcp.db.backoff import Backoff
+from glyphoxa_mcp.backoff import Backoff
+from glyphoxa_mcp.domain.models import Entry
 from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, ChunkingPolicy, scenes
 from glyphoxa_mcp.pipeline.extraction import extract_session
@@ -24,7 +25,6 @@ from glyphoxa_mcp.pipeline.process import index_passages
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Entry
 from glyphoxa_mcp.storage.recording_leases import recording_lease
 from glyphoxa_mcp.supervision import FailureStreak
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
-from glyphoxa_mcp.storage.models import Entry, Key, Name, NewEntry, TextCorrection, Utterance, Word
+from glyphoxa_mcp.domain.models import Entry, Key, Name, NewEntry, TextCorrection, Utterance, Word
 
 # One call carries a batch a bridge buffered (a reconnect), not a whole session: that is
 # `ingest`'s job.

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.errors import MemoryBusyError
 from glyphoxa_mcp.server.metrics import Metrics
-from glyphoxa_mcp.server.tiers import Tier
 
 # Served first: the lower, the sooner.
 PRIORITY = {Tier.FAST: 0, Tier.STANDARD: 1, Tier.DEEP: 2}

@@ -20,11 +20,11 @@ from mcp.types import CallToolResult, TextContent
 from starlette.responses import Response
 from starlette.types import Scope
 
+from glyphoxa_mcp.domain.tiers import TierPolicy
+from glyphoxa_mcp.domain.tool_names import canonical
 from glyphoxa_mcp.server.admission import Admission
 from glyphoxa_mcp.server.arrival import seconds_since_arrival
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
-from glyphoxa_mcp.server.tiers import TierPolicy
-from glyphoxa_mcp.server.tool_names import canonical
 
 
 def busy_message(tool: str, policy: TierPolicy, retry_after_ms: int) -> str:

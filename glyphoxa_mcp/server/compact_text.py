@@ -17,7 +17,7 @@ from typing import Any
 import pydantic_core
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-from glyphoxa_mcp.server.tool_names import canonical
+from glyphoxa_mcp.domain.tool_names import canonical
 
 
 async def compact_tool_text(

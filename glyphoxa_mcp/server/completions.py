@@ -15,8 +15,8 @@ from mcp.types import (
 )
 
 from glyphoxa_mcp.concurrency import concurrently
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
 
 # The protocol's limit on the values of one completion.

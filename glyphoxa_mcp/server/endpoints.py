@@ -21,23 +21,23 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.types import ASGIApp, Scope
 
-from glyphoxa_mcp.access import Viewer, ViewerKind
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.db.change_feed import Change
+from glyphoxa_mcp.domain.tiers import Tier, TierPolicy
+from glyphoxa_mcp.domain.tool_names import NameStyle
+from glyphoxa_mcp.domain.viewer import Viewer, ViewerKind
 from glyphoxa_mcp.errors import NotFoundError
-from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
 from glyphoxa_mcp.recording.recorder import Recorder
 from glyphoxa_mcp.server.admission import Admission, admission_for
-from glyphoxa_mcp.server.app import build_server
 from glyphoxa_mcp.server.busy_door import BusyDoor
 from glyphoxa_mcp.server.envelope import EnvelopeCheck
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.metrics import Metrics
-from glyphoxa_mcp.server.recorder import build_recorder_server
+from glyphoxa_mcp.server.recorder_server import build_recorder_server
 from glyphoxa_mcp.server.session_caps import MCP_PATH, SESSION_IDLE_S, SSE_PATH
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier, TierPolicy
-from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.supervision import Supervisor
 
 log = logging.getLogger(__name__)

@@ -33,9 +33,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from glyphoxa_mcp.access import Viewer, bearer
+from glyphoxa_mcp.access import bearer
 from glyphoxa_mcp.db.change_feed import listening
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
@@ -52,7 +54,6 @@ from glyphoxa_mcp.server.in_flight import SHUTDOWN_GRACE_S
 from glyphoxa_mcp.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from glyphoxa_mcp.server.session_caps import SessionCaps
 from glyphoxa_mcp.server.slow_clients import deadline_protocol
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.server.token_gate import Refused, TokenGate
 from glyphoxa_mcp.supervision import Supervisor, UnhealthyExit
 

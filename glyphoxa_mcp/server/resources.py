@@ -16,10 +16,11 @@ from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from glyphoxa_mcp.db.guard import DeadlineExceeded
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import (
     CallDeadlineError,
     DatabaseUnavailableError,
+    DeadlineExceeded,
     GlyphoxaError,
     InternalError,
     InvalidInputError,
@@ -27,8 +28,7 @@ from glyphoxa_mcp.errors import (
     NotFoundError,
     with_retry_advice,
 )
-from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
 from glyphoxa_mcp.views.view import View
 
 HOT_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/hot{?session}"
@@ -36,11 +36,11 @@ PREFETCH_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/prefetch{?utterance}"
 NPCS_URI = "glyphoxa://npcs"
 VOCABULARY_URI = "glyphoxa://campaign/vocabulary"
 JSON = "application/json"
-# The spec's resource-not-found error up to 2025-11-25 (server/arguments.py answers 2026-07-28
+# The spec's resource-not-found error up to 2025-11-25 (server/argument_gate.py answers 2026-07-28
 # connections with INVALID_PARAMS instead, as that version asks).
 RESOURCE_NOT_FOUND = -32002
 # The parameters are ids and free text, never paths: the SDK's path checks would refuse an
-# utterance such as "/me waves" or "I: think". server/arguments.py checks them instead.
+# utterance such as "/me waves" or "I: think". server/argument_gate.py checks them instead.
 NOT_PATHS = ResourceSecurity(exempt_params=frozenset({"npc_id", "session", "utterance"}))
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -14,6 +14,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
+from glyphoxa_mcp.domain.tiers import TierPolicy
 from glyphoxa_mcp.errors import (
     DatabaseUnavailableError,
     GlyphoxaError,
@@ -22,7 +23,6 @@ from glyphoxa_mcp.errors import (
     with_retry_advice,
 )
 from glyphoxa_mcp.server.admission import Admission
-from glyphoxa_mcp.server.tiers import TierPolicy
 from glyphoxa_mcp.views.view import View
 
 log = logging.getLogger(__name__)

@@ -23,10 +23,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.db.change_feed import Change
-from glyphoxa_mcp.server.arguments import answered, subscribable
+from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.server.argument_gate import answered, subscribable
 from glyphoxa_mcp.server.resources import VOCABULARY_URI, hot_uri
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 log = logging.getLogger(__name__)
 MAX_NPCS = 10_000

@@ -23,13 +23,18 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from glyphoxa_mcp.db.guard import CheckOutstanding, DeadlineExceeded, MemoryBusy, MemoryGuard
+from glyphoxa_mcp.db.guard import MemoryGuard
+from glyphoxa_mcp.domain.tiers import TierPolicy
+from glyphoxa_mcp.domain.tool_names import NameStyle, advertised, canonical
 from glyphoxa_mcp.errors import (
     CallDeadlineError,
+    CheckOutstanding,
     DatabaseUnavailableError,
+    DeadlineExceeded,
     GlyphoxaError,
     InternalError,
     InvalidInputError,
+    MemoryBusy,
     MemoryBusyError,
     MemoryUnavailableError,
     NotFoundError,
@@ -40,8 +45,6 @@ from glyphoxa_mcp.server.busy_door import busy_message
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
 from glyphoxa_mcp.server.state import FAILURE, Failure
-from glyphoxa_mcp.server.tiers import TierPolicy
-from glyphoxa_mcp.server.tool_names import NameStyle, advertised, canonical
 from glyphoxa_mcp.server.wire import is_error, texts
 
 log = logging.getLogger(__name__)

@@ -14,10 +14,15 @@ from datetime import UTC, datetime, timedelta
 
 import anyio
 
-from glyphoxa_mcp.access import Grant, Viewer, bearer, secret_matches, split_token
-from glyphoxa_mcp.db.guard import DeadlineExceeded, MemoryUnavailableError
-from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError
-from glyphoxa_mcp.server.tiers import Tier
+from glyphoxa_mcp.access import Grant, bearer, secret_matches, split_token
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.viewer import Viewer
+from glyphoxa_mcp.errors import (
+    DatabaseUnavailableError,
+    DeadlineExceeded,
+    GlyphoxaError,
+    MemoryUnavailableError,
+)
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 
 log = logging.getLogger(__name__)

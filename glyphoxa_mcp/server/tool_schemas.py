@@ -16,8 +16,8 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
-from glyphoxa_mcp.server.tool_names import NameStyle, advertised, canonical
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.tool_names import NameStyle, advertised, canonical
 from glyphoxa_mcp.server.tools import register_tools
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -6,11 +6,12 @@ from datetime import datetime
 
 import asyncpg
 
-from glyphoxa_mcp.access import Grant, NewToken, Viewer, ViewerKind, new_token
+from glyphoxa_mcp.access import Grant, NewToken, new_token
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.viewer import Viewer, ViewerKind
 from glyphoxa_mcp.errors import NotFoundError
-from glyphoxa_mcp.server.tiers import Tier
 
 GRANT_COLUMNS = (
     "campaign_id, id, viewer, npc_id, max_tier, label, created_at, expires_at, last_used_at, "

@@ -9,9 +9,9 @@ from typing import Literal
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import Campaign, NewSession, Session, build
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage.models import Campaign, NewSession, Session, build
 
 CAMPAIGN_COLUMNS = "id, name, created_at, review_threshold"
 UPSERT_CAMPAIGN = f"""

@@ -7,7 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import Fact, Relationship, Visibility
+from glyphoxa_mcp.domain.vocabulary import BIDIRECTIONAL_TYPES, is_bidirectional
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.storage.knowledge_graph import (
     FACT_COLUMNS,
@@ -15,8 +17,6 @@ from glyphoxa_mcp.storage.knowledge_graph import (
     fact_from_row,
     relationship_from_row,
 )
-from glyphoxa_mcp.storage.models import Fact, Relationship, Visibility
-from glyphoxa_mcp.storage.vocabulary import BIDIRECTIONAL_TYPES, is_bidirectional
 
 ItemKind = Literal["entity", "relationship", "fact"]
 

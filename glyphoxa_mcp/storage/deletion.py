@@ -34,9 +34,9 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.episodes import episode_id
 from glyphoxa_mcp.errors import ConflictError, NotFoundError
-from glyphoxa_mcp.recall.episodes import episode_id
 from glyphoxa_mcp.storage.branches import descendants
 from glyphoxa_mcp.storage.knowledge_graph import DM_DECIDED
 from glyphoxa_mcp.storage.recording_leases import refuse_while_recording

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import Entity
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.storage.knowledge_graph import ENTITY_COLUMNS, entity_from_row
-from glyphoxa_mcp.storage.models import Entity
 from glyphoxa_mcp.storage.sql_parts import Params, where
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 MAX_PAGE = 500
 

@@ -8,18 +8,18 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import (
+    FactMatch,
+    Relationship,
+    checked_embedding,
+    checked_query,
+)
 from glyphoxa_mcp.storage.knowledge_graph import (
     FACT_COLUMNS,
     RELATIONSHIP_COLUMNS,
     fact_from_row,
     relationship_from_row,
-)
-from glyphoxa_mcp.storage.models import (
-    FactMatch,
-    Relationship,
-    checked_embedding,
-    checked_query,
 )
 from glyphoxa_mcp.storage.sql_parts import Params, entity_visible_by_id, visible, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows

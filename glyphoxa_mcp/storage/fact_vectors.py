@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
-from glyphoxa_mcp.storage.models import checked_embedding
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import checked_embedding
 
 # Current facts only: a superseded version is history and never searched. Keyed on id so a
 # backfill walks forward even past rows it could not embed.

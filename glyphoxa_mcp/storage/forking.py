@@ -47,11 +47,11 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.episodes import EPISODE_PREFIX, MAX_ID
+from glyphoxa_mcp.domain.models import MAX_NAME_CHARS
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import ConflictError, InvalidInputError, NotFoundError
-from glyphoxa_mcp.recall.episodes import EPISODE_PREFIX, MAX_ID
-from glyphoxa_mcp.storage.models import MAX_NAME_CHARS
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 FORKED_TABLES = {
     "campaigns": "the branch's own row: the parent's settings, its lineage",

@@ -8,22 +8,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
-from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.recall.episodes import EPISODE_PREFIX
-from glyphoxa_mcp.storage.entity_names import EntityChanges
-from glyphoxa_mcp.storage.knowledge_graph import (
-    ENTITY_COLUMNS,
-    FACT_COLUMNS,
-    RELATIONSHIP_COLUMNS,
-    entity_from_row,
-    entity_json,
-    fact_from_row,
-    fact_json,
-    relationship_from_row,
-    relationship_json,
-)
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.entity_names import EntityChanges
+from glyphoxa_mcp.domain.episodes import EPISODE_PREFIX
+from glyphoxa_mcp.domain.models import (
     ChunkInContext,
     ChunkMatch,
     Entity,
@@ -35,9 +23,21 @@ from glyphoxa_mcp.storage.models import (
     checked_embedding,
     checked_query,
 )
+from glyphoxa_mcp.domain.vocabulary import BIDIRECTIONAL_TYPES
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.knowledge_graph import (
+    ENTITY_COLUMNS,
+    FACT_COLUMNS,
+    RELATIONSHIP_COLUMNS,
+    entity_from_row,
+    entity_json,
+    fact_from_row,
+    fact_json,
+    relationship_from_row,
+    relationship_json,
+)
 from glyphoxa_mcp.storage.semantic_index import CHUNK_COLUMNS, chunk_from_row
 from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, or_tsquery, visible, where
-from glyphoxa_mcp.storage.vocabulary import BIDIRECTIONAL_TYPES
 
 MAX_DEPTH = 5
 # What `entity_names` reads of an entity (alias `e`): its names, and for an episode what names

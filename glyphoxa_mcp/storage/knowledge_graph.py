@@ -11,9 +11,8 @@ from typing import Any, Literal
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
-from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import (
     Entity,
     Fact,
     NewEntity,
@@ -24,13 +23,14 @@ from glyphoxa_mcp.storage.models import (
     Visibility,
     checked_embedding,
 )
-from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, visible, where
-from glyphoxa_mcp.storage.vocabulary import (
+from glyphoxa_mcp.domain.vocabulary import (
     BIDIRECTIONAL_TYPES,
     EntityType,
     is_bidirectional,
     slugify,
 )
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, visible, where
 
 ENTITY_COLUMNS = "e.id, e.type, e.name, e.aliases, e.attributes, e.secret, e.known_by"
 RELATIONSHIP_COLUMNS = (

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.recall.name_windows import CampaignWindows
+from glyphoxa_mcp.domain.entity_names import MAX_PATCHED, EntityNames
+from glyphoxa_mcp.domain.models import Campaign, Entity
 from glyphoxa_mcp.storage.campaigns import Campaigns, Sessions
 from glyphoxa_mcp.storage.curation import Curation
-from glyphoxa_mcp.storage.entity_names import MAX_PATCHED, EntityNames
 from glyphoxa_mcp.storage.fact_queries import FactQueries
 from glyphoxa_mcp.storage.graph_queries import GraphQueries
 from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
 from glyphoxa_mcp.storage.lore_queries import LoreQueries
-from glyphoxa_mcp.storage.models import Campaign, Entity
 from glyphoxa_mcp.storage.pending import PendingEntities
 from glyphoxa_mcp.storage.semantic_index import SemanticIndex
 from glyphoxa_mcp.storage.session_facts import SessionFacts
@@ -39,9 +38,6 @@ class CampaignMemory:
         # What depends on the entities alone, and what also on relationships and facts.
         self.entity_cache = VersionedCache(db, campaign_id, ENTITY_VERSION)
         self.knowledge_cache = VersionedCache(db, campaign_id, KNOWLEDGE_VERSION)
-        # Where hidden names may be held in other names, kept up with the entities, for
-        # every viewer's scope to be patched with (views/scope.py).
-        self.name_windows = CampaignWindows()
 
     async def campaign(self) -> Campaign:
         """This campaign's row: its name and settings."""

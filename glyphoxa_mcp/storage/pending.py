@@ -8,9 +8,9 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import NewEntity
 from glyphoxa_mcp.errors import NotFoundError
-from glyphoxa_mcp.storage.models import NewEntity
 
 Source = Literal["foundry", "roll20", "csv", "session"]
 

@@ -21,7 +21,7 @@ import anyio
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.errors import ConflictError
 
 # Session ids hold no spaces, so a campaign's key ('' as the session) is never a session's.

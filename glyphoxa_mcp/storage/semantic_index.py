@@ -8,9 +8,8 @@ from collections.abc import Sequence
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
-from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import (
     NO_FILTERS,
     Chunk,
     ChunkMatch,
@@ -20,6 +19,7 @@ from glyphoxa_mcp.storage.models import (
     checked_embedding,
     checked_query,
 )
+from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.storage.sql_parts import Params, chunk_conditions, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words

@@ -10,7 +10,7 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 
 COLUMNS = "session_id, key, npc_id, text, set_at"
 SET_FACT = f"""

@@ -10,10 +10,9 @@ from datetime import datetime, timedelta
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.db.write_deadline import WriteProgress
-from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.domain.models import (
     NO_FILTERS,
     Entry,
     EntryMatch,
@@ -22,6 +21,7 @@ from glyphoxa_mcp.storage.models import (
     TextCorrection,
     checked_query,
 )
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions
 from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
 

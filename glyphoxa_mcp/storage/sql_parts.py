@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glyphoxa_mcp.storage.models import SearchFilters
+from glyphoxa_mcp.domain.models import SearchFilters
 
 
 class Params:

@@ -19,8 +19,8 @@ pgvector 0.8 can instead continue the scan until k rows pass the filter
 (`hnsw.iterative_scan`), up to MAX_SCAN_TUPLES index entries: one query where the path above
 takes two or three, and the exact answer only when even that comes back short. Its relaxed
 order returns rows nearly by distance; they are sorted again here. Whether the server can is
-read once per connection from the extension's version (pgvector older than 0.8 on a `--dsn`
-server keeps the path above).
+read once per connection from the extension's version (db/vector_connection.py; pgvector
+older than 0.8 on a `--dsn` server keeps the path above).
 """
 
 from __future__ import annotations
@@ -30,56 +30,15 @@ from collections.abc import Sequence
 
 import asyncpg
 
-MIN_EF_SEARCH = 40
-MAX_EF_SEARCH = 1000
-ITERATIVE_SCAN_SINCE = (0, 8)
-# pgvector's own default: enough for a filter that keeps a few percent of a large campaign;
-# past it, the exact answer over the filtered rows is the cheaper one.
-MAX_SCAN_TUPLES = 20_000
-SELECT_PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
-
-
-def scans_iteratively(pgvector_version: str | None) -> bool:
-    """Whether pgvector of that version can continue a filtered HNSW scan (0.8 and newer)."""
-    if not pgvector_version:
-        return False
-    parts: list[int] = []
-    for part in pgvector_version.split(".")[:2]:
-        digits = "".join(ch for ch in part if ch.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts) >= ITERATIVE_SCAN_SINCE
-
-
-class VectorConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is untyped
-    """A pool's connection that knows, from when it connected, whether its server scans
-    iteratively (see `remember_iterative_scan`)."""
-
-    iterative_scan: bool | None = None
-
-
-# Set for the whole session of a connection that scans iteratively: every HNSW search of
-# ours wants them, and three statements more per search (a transaction to SET LOCAL them)
-# cost more than the search at reference scale.
-ITERATIVE_SCAN_SETTINGS = (
-    "SET hnsw.iterative_scan = relaxed_order;"
-    f" SET hnsw.max_scan_tuples = {MAX_SCAN_TUPLES};"
-    f" SET hnsw.ef_search = {MIN_EF_SEARCH}"
+from glyphoxa_mcp.db.vector_connection import (
+    MAX_SCAN_TUPLES,
+    MIN_EF_SEARCH,
+    SELECT_PGVECTOR_VERSION,
+    scans_iteratively,
+    set_up_for_iterative_scans,
 )
 
-
-async def remember_iterative_scan(conn: asyncpg.Connection) -> None:
-    """Ask once, for a connection that can keep the answer (a VectorConnection), and set
-    the iterative scan up for its session."""
-    # Not isinstance: asyncpg's metaclass counts every connection as any Connection class.
-    if VectorConnection in type(conn).__mro__:
-        conn.iterative_scan = scans_iteratively(await conn.fetchval(SELECT_PGVECTOR_VERSION))
-        if conn.iterative_scan:
-            await conn.execute(ITERATIVE_SCAN_SETTINGS)
-
-
-def _set_up_for_iterative_scans(conn: asyncpg.Connection) -> bool:
-    """Whether the connection scans iteratively with its session set up for it."""
-    return getattr(conn, "iterative_scan", None) is True  # read through a pool's proxy too
+MAX_EF_SEARCH = 1000
 
 
 def exact_variant(select: str, order_by: str, limit: str) -> str:
@@ -118,7 +77,7 @@ async def nearest_rows(
     ef_search = min(max(MIN_EF_SEARCH, 2 * k), MAX_EF_SEARCH)
     async with pool.acquire() as conn:
         rows: list[asyncpg.Record]
-        if _set_up_for_iterative_scans(conn) and ef_search == MIN_EF_SEARCH:
+        if set_up_for_iterative_scans(conn) and ef_search == MIN_EF_SEARCH:
             rows = list(await conn.fetch(approximate, *args))
         else:
             async with conn.transaction():
@@ -133,7 +92,7 @@ async def nearest_rows(
 
 
 async def _iterative(conn: asyncpg.Connection) -> bool:
-    if _set_up_for_iterative_scans(conn):
+    if set_up_for_iterative_scans(conn):
         return True
     known = getattr(conn, "iterative_scan", None)
     if isinstance(known, bool):

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import anyio
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 
 T = TypeVar("T")
 # Counters moved by triggers on every change, by any connection: to the entities (sql/007),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 # How much of a caller's value an error message repeats.
 ECHOED = 40

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.concurrency import concurrently
+from glyphoxa_mcp.domain.models import Entity, IdentitySnapshot, Neighbour, RelatedEntity
+from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import NameMatch, match_names
 from glyphoxa_mcp.recall.redaction import Redactor
-from glyphoxa_mcp.recall.sentences import seen_from
-from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour, RelatedEntity
-from glyphoxa_mcp.storage.vocabulary import EntityType, checked_relationship_type
+from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.views.arguments import present
 from glyphoxa_mcp.views.limits import Clamped
 from glyphoxa_mcp.views.results import (

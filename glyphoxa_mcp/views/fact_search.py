@@ -8,13 +8,13 @@ import re
 from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.concurrency import concurrently
+from glyphoxa_mcp.domain.models import Entity, Fact, FactMatch, Provenance, Relationship
+from glyphoxa_mcp.domain.vocabulary import is_bidirectional
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
-from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
 from glyphoxa_mcp.storage.fact_queries import FactFilters
 from glyphoxa_mcp.storage.lore_queries import LoreMatch, LorePassage
-from glyphoxa_mcp.storage.models import Entity, Fact, FactMatch, Provenance, Relationship
-from glyphoxa_mcp.storage.vocabulary import is_bidirectional
 from glyphoxa_mcp.views.arguments import present, search_query
 from glyphoxa_mcp.views.limits import Clamped
 from glyphoxa_mcp.views.results import (

@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field
 
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.recall.hot_context import HotBudgets
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
 from glyphoxa_mcp.recall.prefetch_triggers import temporal_reference
-from glyphoxa_mcp.recall.sentences import seen_from
+from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.views.hot_context import HotLayer
 from glyphoxa_mcp.views.limits import MAX_UTTERANCE as MAX_UTTERANCE  # re-exported
 from glyphoxa_mcp.views.results import EntityRef, SessionHit

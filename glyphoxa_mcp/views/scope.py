@@ -19,25 +19,32 @@ from __future__ import annotations
 
 import bisect
 import functools
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.recall.episodes import session_of, untitled_name
-from glyphoxa_mcp.recall.mentions import NamePattern
-from glyphoxa_mcp.recall.name_windows import CampaignWindows
-from glyphoxa_mcp.recall.names import NameIndex
-from glyphoxa_mcp.recall.redaction import EMPTY_FORMS, SHOW_EVERYTHING, HiddenForms, Redactor
-from glyphoxa_mcp.storage.entity_names import (
+from glyphoxa_mcp.domain.entity_names import (
     MAX_PATCHED,
     EntityNames,
     replaced_by_id,
     visible_to,
 )
+from glyphoxa_mcp.domain.episodes import session_of, untitled_name
+from glyphoxa_mcp.domain.models import Entity, IdentitySnapshot, Neighbour
+from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.recall.name_windows import CampaignWindows
+from glyphoxa_mcp.recall.names import NameIndex
+from glyphoxa_mcp.recall.redaction import EMPTY_FORMS, SHOW_EVERYTHING, HiddenForms, Redactor
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Entity, IdentitySnapshot, Neighbour
-from glyphoxa_mcp.storage.vocabulary import EntityType
+
+# Where hidden names may be held in other names: one index per campaign memory, kept for as
+# long as the memory lives (the App keeps one per campaign), shared by every viewer's scope.
+_NAME_WINDOWS: weakref.WeakKeyDictionary[CampaignMemory, CampaignWindows] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 @dataclass(frozen=True)
@@ -143,7 +150,7 @@ async def _scope(memory: CampaignMemory, npc_id: str | None) -> Scope:
     # The campaign's corrector: a misspelling is hidden when correction would put it back
     # to a hidden name, not when it merely sounds like one.
     corrector = SHARED_CORRECTORS.for_entities(names.entities)
-    memory.name_windows.cover(names)
+    name_windows(memory).cover(names)
     return built_scope(names, npc_id, corrector)
 
 
@@ -169,7 +176,15 @@ async def _updated_scope(memory: CampaignMemory, npc_id: str | None, previous: S
     campaign_corrector = SHARED_CORRECTORS.derived(
         basis.entities, names.entities, {i: names.by_id.get(i) for i in changed}
     ) or SHARED_CORRECTORS.for_entities(names.entities)
-    return patched_scope(previous, names, changed, campaign_corrector, memory.name_windows)
+    return patched_scope(previous, names, changed, campaign_corrector, name_windows(memory))
+
+
+def name_windows(memory: CampaignMemory) -> CampaignWindows:
+    """The campaign's name windows (recall/name_windows.py), made on first use."""
+    windows = _NAME_WINDOWS.get(memory)
+    if windows is None:
+        windows = _NAME_WINDOWS[memory] = CampaignWindows()
+    return windows
 
 
 @dataclass(frozen=True)

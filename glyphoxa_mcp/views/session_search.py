@@ -8,13 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from glyphoxa_mcp.concurrency import concurrently
-from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.recall.event_lines import asks_when, tells_when
-from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
-from glyphoxa_mcp.recall.query_dates import named_period
-from glyphoxa_mcp.recall.speaker_prior import named_speakers, spoken_share
-from glyphoxa_mcp.recall.time_bounds import parse_time_bound
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.domain.models import (
     Chunk,
     ChunkMatch,
     ChunkTextMatch,
@@ -22,6 +16,12 @@ from glyphoxa_mcp.storage.models import (
     EntryMatch,
     SearchFilters,
 )
+from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.event_lines import asks_when, tells_when
+from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
+from glyphoxa_mcp.recall.query_dates import named_period
+from glyphoxa_mcp.recall.speaker_prior import named_speakers, spoken_share
+from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.views.arguments import an_id, present, search_query
 from glyphoxa_mcp.views.limits import Clamped
 from glyphoxa_mcp.views.results import (

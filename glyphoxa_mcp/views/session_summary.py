@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from glyphoxa_mcp.domain.models import Session
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage.models import Session
 from glyphoxa_mcp.views.arguments import present, quoted
 from glyphoxa_mcp.views.limits import MAX_SESSIONS_AGO
 from glyphoxa_mcp.views.results import EntityRef, SessionSummaryResult

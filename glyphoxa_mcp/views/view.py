@@ -17,16 +17,15 @@ import anyio
 
 from glyphoxa_mcp.correction.english import load_word_frequencies
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
-from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.domain.models import NO_FILTERS, Provenance, SearchFilters
+from glyphoxa_mcp.domain.rumours import RumourRule
+from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.errors import ConfigurationError, ProviderError
 from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.providers.openai_errors import ProviderError
-from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.recall.rumours import RumourRule
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
 from glyphoxa_mcp.recall.search_tuning import SHIPPED_TUNING, SessionSearchTuning
 from glyphoxa_mcp.recall.speech_terms import speech_terms
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NO_FILTERS, Provenance, SearchFilters
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views import entity_query, fact_search, session_search, session_summary
 from glyphoxa_mcp.views.hot_context import HotContext, HotLayer
 from glyphoxa_mcp.views.last_good import LastGood

@@ -14,12 +14,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.app import App
+from glyphoxa_mcp.domain.viewer import Viewer
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError, NotFoundError
 from glyphoxa_mcp.server.token_gate import Refused, TokenGate
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.web.browser_sessions import BrowserSession, BrowserSessions
 from glyphoxa_mcp.web.forms import read_form
 

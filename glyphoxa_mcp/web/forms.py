@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.datastructures import FormData, QueryParams
 from starlette.requests import Request
 
-from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.errors import FormInvalid
 from glyphoxa_mcp.web.browser_sessions import BrowserSession
 
 M = TypeVar("M", bound=BaseModel)
@@ -32,14 +32,6 @@ class Form(BaseModel):
 
 class NoFields(Form):
     """A form that is only a button (and its form token)."""
-
-
-class FormInvalid(InvalidInputError):
-    """What the page sent breaks a rule; each problem names its field."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 class FormTokenMismatch(Exception):

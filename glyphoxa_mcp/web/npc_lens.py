@@ -14,11 +14,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import TextContent, TextResourceContents
 
 from glyphoxa_mcp.app import App
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.tool_names import ToolName
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.resources import hot_uri
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
-from glyphoxa_mcp.server.tool_names import ToolName
 
 LOOKING_DEADLINE_MS = 30_000
 

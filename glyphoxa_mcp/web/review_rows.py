@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.domain.models import Fact, Relationship
+from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
 from glyphoxa_mcp.storage.curation import ReviewQueue
-from glyphoxa_mcp.storage.models import Fact, Relationship
 from glyphoxa_mcp.storage.pending import PendingEntity
-from glyphoxa_mcp.storage.review import ReviewItem
+from glyphoxa_mcp.storage.review_queue import ReviewItem
 
 
 @dataclass(frozen=True)

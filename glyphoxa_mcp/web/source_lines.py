@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from glyphoxa_mcp.domain.models import MAX_QUERY_CHARS, Entry, Fact, SearchFilters
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import MAX_QUERY_CHARS, Entry, Fact, SearchFilters
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 from starlette.templating import Jinja2Templates
 
-from glyphoxa_mcp.storage.models import Visibility
+from glyphoxa_mcp.domain.models import Visibility
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"

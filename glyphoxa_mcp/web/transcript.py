@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from glyphoxa_mcp.storage.models import TextCorrection
+from glyphoxa_mcp.domain.models import TextCorrection
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from glyphoxa_mcp.bench.dataset import Dataset, generate
 from glyphoxa_mcp.bench.spec import REFERENCE_ENTRIES, DatasetSpec
 from glyphoxa_mcp.bench.vectors import DIMENSION
 from glyphoxa_mcp.bench.workload import build_workload, misspell
+from glyphoxa_mcp.domain.models import Entry
+from glyphoxa_mcp.domain.vocabulary import EntityType, is_bidirectional
 from glyphoxa_mcp.pipeline.chunking import passages
-from glyphoxa_mcp.storage.models import Entry
 from glyphoxa_mcp.storage.semantic_index import content_hash
-from glyphoxa_mcp.storage.vocabulary import EntityType, is_bidirectional
 
 TINY = DatasetSpec(sessions=3, entries=600, entities=80, relationships=300, facts=150)
 

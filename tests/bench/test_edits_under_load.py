@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from glyphoxa_mcp.bench import loader
+from glyphoxa_mcp.bench import bulk_loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
 from glyphoxa_mcp.bench.edits_under_load import measure_edits_under_load
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.server.tiers import Tier
+from glyphoxa_mcp.domain.tiers import Tier
 from tests.bench.test_dataset import tiny
 
 # Loads a generated dataset with COPY, as the bench does before it measures.
@@ -24,7 +24,7 @@ async def test_calls_of_every_tier_keep_their_deadlines_while_entities_are_edite
     db256: Database,
 ) -> None:
     data = tiny()
-    await loader.load(db256.location.dsn, data, lambda _: None)
+    await bulk_loader.load(db256.location.dsn, data, lambda _: None)
     before = await db256.pool.fetch(ENTITY_STATE, CAMPAIGN_ID)
     links = await db256.pool.fetch(VECTORS, CAMPAIGN_ID)
     vectors = [(r["id"], r["embedding"].to_list()) for r in links]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mcp.client import Client
 
-from glyphoxa_mcp.bench import loader, peers
+from glyphoxa_mcp.bench import bulk_loader, peers
 from glyphoxa_mcp.bench.dataset import Dataset
 from glyphoxa_mcp.bench.floors import (
     CHUNKS_BY_ID,
@@ -38,10 +38,10 @@ from glyphoxa_mcp.bench.timing import measure
 from glyphoxa_mcp.bench.vectors import DIMENSION
 from glyphoxa_mcp.bench.workload import Workload, build_workload
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.errors import ConfigurationError
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
 from tests.bench.test_dataset import tiny
@@ -54,7 +54,7 @@ OFFERED = {QUERY_ENTITIES, SESSION_SUMMARY, SEARCH_FACTS, SEARCH_SESSIONS, HOT_R
 
 async def _loaded(db: Database) -> Dataset:
     data = tiny()
-    await loader.load(db.location.dsn, data, lambda _: None)
+    await bulk_loader.load(db.location.dsn, data, lambda _: None)
     return data
 
 

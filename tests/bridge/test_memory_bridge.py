@@ -11,12 +11,12 @@ from glyphoxa_mcp.app import App
 from glyphoxa_mcp.bridge import MemoryBridge
 from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
-from glyphoxa_mcp.server.recorder import build_recorder_server
+from glyphoxa_mcp.server.memory_server import build_server
+from glyphoxa_mcp.server.recorder_server import build_recorder_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
 from tests.conftest import unhurried

@@ -10,7 +10,7 @@ import pytest
 from mcp import StdioServerParameters
 from mcp.client import Client
 
-from glyphoxa_mcp.server.tool_names import STRICT_NAME_PATTERN
+from glyphoxa_mcp.domain.tool_names import STRICT_NAME_PATTERN
 from tests.cli.runner import run_in_process
 from tests.cli.test_db_commands import run_cli
 

@@ -27,10 +27,10 @@ from mcp.client import Client
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.keeper import read_listed
+from glyphoxa_mcp.domain.models import NewSession
 from glyphoxa_mcp.server.hosting import SHUTDOWN_GRACE_S
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewSession
 from tests.cli.test_db_commands import run_cli
 
 pytestmark = pytest.mark.e2e

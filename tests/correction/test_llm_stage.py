@@ -14,9 +14,9 @@ from glyphoxa_mcp.correction.llm_stage import (
 from glyphoxa_mcp.correction.name_index import KnownName, NameIndex
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
 from glyphoxa_mcp.correction.spans import apply_corrections, phonetic_spans
+from glyphoxa_mcp.domain.models import Word
+from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
-from glyphoxa_mcp.providers.openai_errors import ProviderError
-from glyphoxa_mcp.storage.models import Word
 from tests.providers.fake_openai import chat, garbage, rate_limited, serve
 
 NAMES = [KnownName("Brannoch", "brannoch"), KnownName("Ysolde", "ysolde"), KnownName("Saltmere")]

@@ -8,8 +8,8 @@ from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.correction.known_names import CorrectorCache
 from glyphoxa_mcp.correction.name_index import KnownName
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
-from glyphoxa_mcp.storage.models import Entity, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.models import Entity, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 NAMES = [
     "Brannoch",

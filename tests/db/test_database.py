@@ -7,7 +7,7 @@ import pytest
 
 from glyphoxa_mcp.config import DatabaseSettings
 from glyphoxa_mcp.db.database import Database, locate, redact_dsn
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.errors import DatabaseUnavailableError, InvalidInputError, MigrationError
 
 pytestmark = pytest.mark.e2e
@@ -90,10 +90,10 @@ async def test_a_second_process_shares_the_embedded_server_and_leaves_it_running
 async def test_a_transaction_commits_every_store_write_or_none(db: Database) -> None:
     from datetime import UTC, datetime
 
+    from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewRelationship, NewSession
     from glyphoxa_mcp.errors import NotFoundError
     from glyphoxa_mcp.storage.campaigns import Campaigns
     from glyphoxa_mcp.storage.memory import CampaignMemory
-    from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewRelationship, NewSession
     from glyphoxa_mcp.storage.status import database_status
 
     line = NewEntry(

@@ -10,10 +10,10 @@ import time
 import anyio
 import pytest
 
-from glyphoxa_mcp.db.backoff import Backoff
+from glyphoxa_mcp.backoff import Backoff
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.guard import DeadlineExceeded, MemoryGuard, MemoryUnavailableError
-from glyphoxa_mcp.errors import DatabaseUnavailableError
+from glyphoxa_mcp.db.guard import MemoryGuard
+from glyphoxa_mcp.errors import DatabaseUnavailableError, DeadlineExceeded, MemoryUnavailableError
 from tests.conftest import PostgresForTests
 
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from glyphoxa_mcp.domain.models import Entry
 from glyphoxa_mcp.pipeline.chunking import ChunkingPolicy, passages
-from glyphoxa_mcp.storage.models import Entry
 
 START = datetime(2026, 3, 1, 19, tzinfo=UTC)
 

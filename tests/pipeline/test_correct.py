@@ -3,12 +3,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from glyphoxa_mcp.correction.known_names import CorrectorCache
+from glyphoxa_mcp.domain.models import NewEntity, NewEntry, TextCorrection
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.correct import correct_session
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewEntry, TextCorrection
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from tests.storage.graph_fixtures import build_village
 
 START = datetime(2026, 3, 1, 19, tzinfo=UTC)

@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.pipeline.extraction import EntityLinker, parsed
-from glyphoxa_mcp.pipeline.finish import end_session
-from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
-from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.domain.models import (
     NewEntry,
     NewFact,
     NewSession,
     Provenance,
     Visibility,
 )
+from glyphoxa_mcp.pipeline.extraction import EntityLinker, parsed
+from glyphoxa_mcp.pipeline.finish import end_session
+from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
+from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.providers.fake_openai import chat, serve
 from tests.storage.graph_fixtures import build_village
 
@@ -235,8 +235,8 @@ async def test_extraction_never_overrules_what_the_dm_decided(
 
 
 def test_names_are_linked_exactly_then_by_alias_then_by_sound_then_same_as() -> None:
-    from glyphoxa_mcp.storage.models import Entity
-    from glyphoxa_mcp.storage.vocabulary import EntityType
+    from glyphoxa_mcp.domain.models import Entity
+    from glyphoxa_mcp.domain.vocabulary import EntityType
 
     def entity(entity_id: str, name: str, *aliases: str) -> Entity:
         return Entity(

@@ -5,11 +5,11 @@ from datetime import UTC, datetime
 import pytest
 
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import Word
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.transcripts import looks_like_jsonl, parse_jsonl, parse_plain
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Word
 
 START = datetime(2026, 3, 7, 19, tzinfo=UTC)
 PLAIN = ["Brannoch: Welcome, friends!", "", "Kael: Any news of the caravan?"]

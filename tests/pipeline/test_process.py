@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from glyphoxa_mcp.domain.models import NewEntry
 from glyphoxa_mcp.pipeline.chunking import ChunkingPolicy
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry
 from tests.storage.graph_fixtures import build_village
 
 

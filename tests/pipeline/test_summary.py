@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from glyphoxa_mcp.domain.models import Entity, Entry, Visibility
 from glyphoxa_mcp.pipeline.summary import extractive_summary, key_moments
 from glyphoxa_mcp.recall.mentions import NamePattern
-from glyphoxa_mcp.storage.models import Entity, Entry, Visibility
 
 START = datetime(2026, 3, 7, 19, tzinfo=UTC)
 TALK = [

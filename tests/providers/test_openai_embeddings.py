@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from glyphoxa_mcp.errors import ConfigurationError, DatabaseError
+from glyphoxa_mcp.errors import ConfigurationError, DatabaseError, ProviderError
 from glyphoxa_mcp.providers.embeddings import EmbeddingSettings, make_embedder
 from glyphoxa_mcp.providers.openai_embeddings import OpenAIEmbedder
-from glyphoxa_mcp.providers.openai_errors import ProviderError
 from tests.providers.fake_openai import embeddings, garbage, rate_limited, serve, unauthorised
 
 

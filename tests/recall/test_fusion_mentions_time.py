@@ -4,11 +4,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from glyphoxa_mcp.domain.models import Entity, Visibility
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.fusion import RRF_K, reciprocal_rank_fusion
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.time_bounds import TimeBound, parse_time_bound
-from glyphoxa_mcp.storage.models import Entity, Visibility
 
 
 def test_items_found_by_both_rankings_rise_to_the_top() -> None:

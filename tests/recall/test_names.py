@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from glyphoxa_mcp.domain.models import Entity, Visibility
 from glyphoxa_mcp.recall.names import NameIndex, NameMatch, compact, match_names, words
-from glyphoxa_mcp.storage.models import Entity, Visibility
 
 
 def entity(entity_id: str, name: str, *aliases: str) -> Entity:

@@ -11,12 +11,12 @@ import pytest
 from glyphoxa_mcp.correction import name_index as correction_index
 from glyphoxa_mcp.correction.known_names import CorrectorCache, corrects_like, names_of
 from glyphoxa_mcp.correction.name_index import NameIndex as CorrectionIndex
+from glyphoxa_mcp.domain.models import Entity, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.recall import names as recall_names
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.names import NameIndex
 from glyphoxa_mcp.recall.redaction import HiddenForms
-from glyphoxa_mcp.storage.models import Entity, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 SYLLABLES = ["bran", "noch", "vask", "or", "iel", "grim", "jaw", "dov", "rek", "salt", "kni"]
 QUERIES = ["Brannoch", "vask", "grimjw", "Dovrek Salt", "or iel", "the salt", "Salt Knives"]

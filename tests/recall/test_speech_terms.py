@@ -3,9 +3,9 @@ from __future__ import annotations
 import json
 from urllib.parse import parse_qsl
 
+from glyphoxa_mcp.domain.models import Entity, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.recall.speech_terms import formatted, speech_terms
-from glyphoxa_mcp.storage.models import Entity, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 
 def entity(name: str, *aliases: str) -> Entity:

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from glyphoxa_mcp.app import App
+from glyphoxa_mcp.domain.models import SearchFilters
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
 from glyphoxa_mcp.recording.utterances import (
@@ -18,7 +19,6 @@ from glyphoxa_mcp.recording.utterances import (
     StoredUtterance,
 )
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import SearchFilters
 from glyphoxa_mcp.views.view import View
 from tests.providers.fake_openai import chat, serve
 from tests.recording.conftest import recording

@@ -20,11 +20,11 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from glyphoxa_mcp.app import App
+from glyphoxa_mcp.domain.models import NewEntry, NewSession
 from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.mcp_text import text_of
-from glyphoxa_mcp.server.recorder import build_recorder_server
+from glyphoxa_mcp.server.recorder_server import build_recorder_server
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession
 from tests.recording.conftest import recording
 
 START = datetime(2026, 3, 1, 19, tzinfo=UTC)

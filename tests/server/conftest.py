@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from mcp.client import Client
 
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.tool_names import NameStyle
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier
-from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
 from tests.conftest import TEST_EMBEDDING_DIM, read_only, seed_spoken_village, unhurried

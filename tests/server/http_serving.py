@@ -14,13 +14,14 @@ from httpx2 import AsyncClient as McpHttpClient
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.tiers import Tier, TierPolicy
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.providers.embeddings import offline_embedder
 from glyphoxa_mcp.server.admission import Admission
 from glyphoxa_mcp.server.endpoints import EndpointRegistry, EndpointSettings
@@ -28,7 +29,6 @@ from glyphoxa_mcp.server.hosting import build_http_app, server_config
 from glyphoxa_mcp.server.http_guard import HostRules
 from glyphoxa_mcp.server.http_limits import DEFAULT_MAX_SESSIONS_PER_TOKEN, HttpTimeouts
 from glyphoxa_mcp.server.metrics import Metrics
-from glyphoxa_mcp.server.tiers import Tier, TierPolicy
 from glyphoxa_mcp.server.token_gate import TokenGate
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory

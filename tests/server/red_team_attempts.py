@@ -18,6 +18,7 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.server.resources import (
     HOT_URI_TEMPLATE,
     NPCS_URI,
@@ -25,7 +26,6 @@ from glyphoxa_mcp.server.resources import (
     VOCABULARY_URI,
     hot_uri,
 )
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 NAMES = [
     "Salt Knives",

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from glyphoxa_mcp.demo import prepare
+from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewSession
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewSession
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 CAMPAIGN = "demo"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from glyphoxa_mcp.domain.models import NewChunk, NewEntry, NewFact, NewSession, Provenance
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewChunk, NewEntry, NewFact, NewSession, Provenance
 
 S1_START = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
 S2_START = datetime(2026, 3, 8, 19, 0, tzinfo=UTC)

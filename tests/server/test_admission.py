@@ -6,9 +6,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.errors import MemoryBusyError
 from glyphoxa_mcp.server.admission import Admission
-from glyphoxa_mcp.server.tiers import Tier
 
 
 class Clock:

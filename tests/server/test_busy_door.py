@@ -14,10 +14,10 @@ from httpx2 import AsyncClient as McpHttpClient
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.server.admission import Admission
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from tests.server.http_serving import load_demo, serving
 

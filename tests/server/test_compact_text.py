@@ -10,8 +10,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
+from glyphoxa_mcp.domain.tool_names import ToolName
 from glyphoxa_mcp.server.compact_text import compact_tool_text
-from glyphoxa_mcp.server.tool_names import ToolName
 from tests.server.conftest import Connect, call
 
 MODES = ["legacy", "auto"]

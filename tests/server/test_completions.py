@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from mcp.types import ResourceTemplateReference
 
+from glyphoxa_mcp.domain.models import NewSession
 from glyphoxa_mcp.server.completions import MAX_VALUES, starting_with
 from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewSession
 from tests.server.conftest import Connect
 from tests.storage.graph_fixtures import build_village
 

@@ -14,12 +14,12 @@ from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import sample_campaign
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import NewFact
+from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewFact
 from glyphoxa_mcp.views.view import View
 from tests.cli.runner import run_in_process as run_cli
 from tests.conftest import unhurried

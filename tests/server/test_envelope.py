@@ -11,8 +11,8 @@ import anyio
 import httpx
 import pytest
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.server.envelope import envelope_problem
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from tests.server.http_serving import load_demo, serving

@@ -35,9 +35,11 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic.fields import FieldInfo
 
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
-from glyphoxa_mcp.server.arguments import MAX_ANSWER
+from glyphoxa_mcp.server.argument_gate import MAX_ANSWER
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.resources import (
     NPCS_URI,
     RESOURCE_NOT_FOUND,
@@ -46,9 +48,7 @@ from glyphoxa_mcp.server.resources import (
 )
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.server.tools import ARGUMENTS
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.arguments import quoted
 from glyphoxa_mcp.views.view import View
 from tests.conftest import read_only, unhurried

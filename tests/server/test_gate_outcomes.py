@@ -13,6 +13,8 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
 
 from glyphoxa_mcp.db.guard import UNAVAILABLE, MemoryGuard
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.tool_names import NameStyle, ToolName
 from glyphoxa_mcp.errors import (
     BAD_ARGUMENT_RETRY,
     CallDeadlineError,
@@ -27,8 +29,6 @@ from glyphoxa_mcp.server.admission import Admission
 from glyphoxa_mcp.server.metrics import Metrics
 from glyphoxa_mcp.server.state import tool_errors
 from glyphoxa_mcp.server.tier_gate import TierGate
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
-from glyphoxa_mcp.server.tool_names import NameStyle, ToolName
 from tests.conftest import PostgresForTests
 
 QUERY = ToolName.QUERY_ENTITIES.value

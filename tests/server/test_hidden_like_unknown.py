@@ -25,16 +25,16 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ResourceTemplateReference
 
+from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewSession, Visibility
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewSession, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
 from tests.conftest import PostgresForTests, read_only, seeded_database, unhurried
 from tests.server import red_team_world as world

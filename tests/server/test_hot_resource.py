@@ -10,14 +10,14 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from glyphoxa_mcp.db.database import Database, DatabaseLocation
+from glyphoxa_mcp.domain.models import NewEntity, NewFact, NewRelationship, Visibility
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
 from tests.conftest import PostgresForTests, read_only, seeded_database, unhurried
 from tests.server.semantic_fixtures import load_sessions

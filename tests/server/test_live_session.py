@@ -16,8 +16,8 @@ from mcp import types
 from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from tests.server.http_serving import load_demo, serving

@@ -10,8 +10,8 @@ from httpx2 import AsyncClient as McpHttpClient
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.server.metrics import Metrics
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from tests.server.http_serving import load_demo, serving

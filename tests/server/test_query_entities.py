@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from glyphoxa_mcp.server.tiers import Tier
+from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Provenance
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from tests.server.conftest import Connect, call, call_error, opener
 from tests.storage.graph_fixtures import build_village
 

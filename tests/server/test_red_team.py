@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator
 import pytest
 from mcp.client import Client
 
+from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.views.view import View
 from tests.conftest import read_only, unhurried
 from tests.server import red_team_world as world

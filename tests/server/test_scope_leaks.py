@@ -15,14 +15,14 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
+from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewFact, NewRelationship, Visibility
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewFact, NewRelationship, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.view import View
 from tests.conftest import unhurried
 from tests.server.conftest import call

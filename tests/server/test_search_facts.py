@@ -4,12 +4,12 @@ from pathlib import PurePath
 
 import pytest
 
+from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.lore.documents import parse_document
-from glyphoxa_mcp.pipeline.lore import add_lore
+from glyphoxa_mcp.pipeline.lore_embedding import add_lore
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from tests.server.conftest import Connect, call, call_error, opener
 
 TOOL = "memory.search_facts"

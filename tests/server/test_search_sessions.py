@@ -5,11 +5,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from glyphoxa_mcp.domain.models import NewEntry, NewSession
+from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession
 from tests.server.conftest import Connect, call, call_error
 
 TOOL = "memory.search_sessions"

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.server.session_caps import IDLE_MARGIN_S, SessionCaps
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from tests.server.http_serving import load_demo, serving

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from glyphoxa_mcp.domain.models import NewEntity
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import GlyphoxaError
-from glyphoxa_mcp.storage.models import NewEntity
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from tests.conftest import TEST_EMBEDDING_DIM, read_only
 
 

@@ -13,14 +13,14 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import INVALID_PARAMS
 
-from glyphoxa_mcp.server.app import build_server
-from glyphoxa_mcp.server.arguments import MAX_ANSWER
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.server.argument_gate import MAX_ANSWER
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.views.view import View
 from tests.conftest import TEST_EMBEDDING_DIM, read_only, unhurried
-from tests.server.test_arguments import MEGABYTE
+from tests.server.test_argument_gate import MEGABYTE
 
 
 @contextlib.asynccontextmanager

@@ -12,12 +12,12 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from glyphoxa_mcp.db.change_feed import Change, listening
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.domain.models import NewEntry, NewFact
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewFact
 from glyphoxa_mcp.views.view import View
 from tests.conftest import unhurried
 from tests.server.conftest import Connect
@@ -128,9 +128,9 @@ async def test_other_campaigns_changes_are_not_reported(
 async def test_the_vocabulary_is_renewed_when_the_graph_changes_not_the_talk(
     village: CampaignMemory, db_dsn: str
 ) -> None:
+    from glyphoxa_mcp.domain.models import NewEntity
+    from glyphoxa_mcp.domain.vocabulary import EntityType
     from glyphoxa_mcp.server.resources import VOCABULARY_URI
-    from glyphoxa_mcp.storage.models import NewEntity
-    from glyphoxa_mcp.storage.vocabulary import EntityType
 
     server, subscriptions = make_server(village)
     async with (

@@ -19,14 +19,14 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.cli import main
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.server.tiers import Tier
+from glyphoxa_mcp.domain.models import NewEntry, NewSession
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.server.token_gate import RECHECK_S
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession
 from tests.server.http_serving import load_demo, serving
 
 pytestmark = pytest.mark.e2e

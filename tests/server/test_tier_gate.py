@@ -13,11 +13,11 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
 
 from glyphoxa_mcp.db.guard import MemoryGuard
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.tool_names import NameStyle, ToolName
 from glyphoxa_mcp.errors import DatabaseUnavailableError
 from glyphoxa_mcp.server.state import tool_errors
 from glyphoxa_mcp.server.tier_gate import TierGate
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
-from glyphoxa_mcp.server.tool_names import NameStyle, ToolName
 from tests.conftest import PostgresForTests
 
 MODES = ["legacy", "auto"]

@@ -237,7 +237,7 @@ async def test_a_served_npc_hears_a_line_written_by_another_process(
     from mcp import types
     from mcp.shared.exceptions import MCPDeprecationWarning
 
-    from glyphoxa_mcp.storage.models import NewEntry
+    from glyphoxa_mcp.domain.models import NewEntry
 
     updated = anyio.Event()
 

@@ -13,8 +13,8 @@ import pytest
 from mcp import types
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.db.database import Database, init_connection, keep_session
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.server.resources import hot_uri
 from glyphoxa_mcp.storage.access_tokens import AccessTokens

@@ -21,7 +21,7 @@ from mcp import types
 from mcp.client import Client
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from tests.own_postgres import OwnPostgres, demo_database
 from tests.server.http_serving import mcp_client, serving
 from tests.server.test_outages import own_postgres, text_of

@@ -9,9 +9,9 @@ grimjaw -OWNS-> ember-blade (secret from everyone)
 
 from __future__ import annotations
 
+from glyphoxa_mcp.domain.models import NewEntity, NewFact, NewRelationship, Provenance, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship, Provenance, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 ENTITIES = [
     NewEntity(

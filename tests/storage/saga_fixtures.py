@@ -26,15 +26,8 @@ from urllib.parse import urlsplit
 
 import asyncpg
 
-from glyphoxa_mcp.access import Viewer, ViewerKind
 from glyphoxa_mcp.db.database import Database, DatabaseLocation, init_connection, keep_session
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
-from glyphoxa_mcp.pipeline.finish import end_session
-from glyphoxa_mcp.pipeline.ingest import ingest_entries
-from glyphoxa_mcp.providers.embeddings import Embedder
-from glyphoxa_mcp.storage.access_tokens import AccessTokens
-from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.domain.models import (
     Entry,
     NewEntity,
     NewEntry,
@@ -42,7 +35,14 @@ from glyphoxa_mcp.storage.models import (
     NewRelationship,
     Provenance,
 )
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.viewer import Viewer, ViewerKind
+from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
+from glyphoxa_mcp.pipeline.finish import end_session
+from glyphoxa_mcp.pipeline.ingest import ingest_entries
+from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.storage.access_tokens import AccessTokens
+from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.conftest import DatabaseFactory, PostgresForTests, seeded_database
 
 CAMPAIGN = "ashfall"

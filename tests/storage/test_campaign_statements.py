@@ -22,18 +22,18 @@ import asyncpg
 import pytest
 from asyncpg.connection import LoggedQuery
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database, init_connection, keep_session
+from glyphoxa_mcp.domain.models import NewEntity, NewSession, Visibility
+from glyphoxa_mcp.domain.viewer import Viewer
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.recording.recorder import Recorder
 from glyphoxa_mcp.recording.utterances import SpokenUtterance
 from glyphoxa_mcp.storage import campaigns, status
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewSession, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
 from tests.conftest import seed_spoken_village

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from glyphoxa_mcp.domain.models import NewFact, NewRelationship, Provenance, Visibility
 from glyphoxa_mcp.errors import ConflictError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewFact, NewRelationship, Provenance, Visibility
 from tests.storage.graph_fixtures import build_village
 
 RUMOUR = Provenance(confidence=0.3, source="inferred")

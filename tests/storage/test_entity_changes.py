@@ -4,10 +4,10 @@ computed again."""
 
 from __future__ import annotations
 
-from glyphoxa_mcp.storage.entity_names import EntityNames
+from glyphoxa_mcp.domain.entity_names import EntityNames
+from glyphoxa_mcp.domain.models import NewEntity, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 
 def npc(entity_id: str, name: str, **more: object) -> NewEntity:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from glyphoxa_mcp.domain.models import NewFact, NewSession, Visibility
 from glyphoxa_mcp.storage.fact_queries import FactFilters
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewFact, NewSession, Visibility
 from tests.storage.graph_fixtures import build_village
 
 NONE = FactFilters()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import anyio
 
 from glyphoxa_mcp.db.change_feed import Change, listening
+from glyphoxa_mcp.domain.models import NewEntity, NewFact, NewRelationship
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 
 async def test_vectors_stored_move_no_version_and_notify_no_one(

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
+from glyphoxa_mcp.domain.models import NewChunk
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.graph_queries import MAX_DEPTH
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewChunk
 from glyphoxa_mcp.storage.semantic_index import content_hash
 from tests.storage.graph_fixtures import build_village
 
@@ -171,7 +171,7 @@ async def test_entity_names_cover_exactly_the_npcs_scope(memory: CampaignMemory)
 async def test_session_entities_come_from_every_layer(memory: CampaignMemory) -> None:
     from datetime import UTC, datetime
 
-    from glyphoxa_mcp.storage.models import NewEntry, NewFact
+    from glyphoxa_mcp.domain.models import NewEntry, NewFact
 
     await build_village(memory)
     await memory.log.append(

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
+from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Visibility
+from glyphoxa_mcp.domain.vocabulary import BIDIRECTIONAL_TYPES, EntityType
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewRelationship, Visibility
 from glyphoxa_mcp.storage.sql_parts import entity_visible, visible
-from glyphoxa_mcp.storage.vocabulary import BIDIRECTIONAL_TYPES, EntityType
 
 TYPES = ["KNOWS", "MEMBER_OF", "ALLIED_WITH", "LOCATED_AT", "HOSTILE_TO"]
 NPCS = ["n00", "n01", "n02"]

@@ -2,9 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import (
+from glyphoxa_mcp.domain.models import (
     NewEntity,
     NewFact,
     NewRelationship,
@@ -12,7 +10,9 @@ from glyphoxa_mcp.storage.models import (
     Visibility,
     build,
 )
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.storage.graph_fixtures import build_village, rel
 
 

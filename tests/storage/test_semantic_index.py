@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from glyphoxa_mcp.concurrency import concurrently
+from glyphoxa_mcp.domain.models import NewChunk, NewSession, SearchFilters
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewChunk, NewSession, SearchFilters
 
 START = datetime(2026, 3, 14, 19, 0, tzinfo=UTC)
 

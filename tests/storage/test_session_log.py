@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import NewChunk, NewEntry, NewSession, SearchFilters, build
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewChunk, NewEntry, NewSession, SearchFilters, build
 from glyphoxa_mcp.storage.semantic_index import content_hash
 
 START = datetime(2026, 3, 14, 19, 0, tzinfo=UTC)

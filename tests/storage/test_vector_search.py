@@ -5,13 +5,15 @@ import numpy as np
 import pytest
 
 from glyphoxa_mcp.db.database import Database, init_connection, keep_session
-from glyphoxa_mcp.storage.vector_search import (
-    MAX_EF_SEARCH,
+from glyphoxa_mcp.db.vector_connection import (
     SELECT_PGVECTOR_VERSION,
     VectorConnection,
+    scans_iteratively,
+)
+from glyphoxa_mcp.storage.vector_search import (
+    MAX_EF_SEARCH,
     exact_variant,
     nearest_rows,
-    scans_iteratively,
     wider_search,
 )
 
@@ -39,20 +41,6 @@ def test_a_short_index_answer_is_asked_again_only_when_a_wider_search_can_fill_i
     assert wider_search(found, k, ef_search) == wider
     if wider is not None:
         assert wider <= MAX_EF_SEARCH
-
-
-@pytest.mark.parametrize(
-    ("version", "iterative"),
-    [("0.8.5", True), ("0.8.0", True), ("1.0", True), ("0.7.4", False), ("0.6.2", False)],
-)
-def test_pgvector_0_8_and_newer_scan_iteratively_and_older_servers_keep_the_wider_search(
-    version: str, iterative: bool
-) -> None:
-    assert scans_iteratively(version) is iterative
-
-
-def test_a_server_without_pgvector_never_scans_iteratively() -> None:
-    assert scans_iteratively(None) is False
 
 
 SCAN_TABLE = """

@@ -3,9 +3,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from glyphoxa_mcp.db.database import Database, DatabaseLocation
+from glyphoxa_mcp.domain.models import NewEntity, NewFact, NewRelationship, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewFact, NewRelationship, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 
 def counter() -> tuple[list[int], Callable[[], Awaitable[int]]]:

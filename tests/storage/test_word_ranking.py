@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import NewEntry, NewSession, SearchFilters
 from glyphoxa_mcp.storage import word_ranking
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession, SearchFilters
 from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions
 from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
 

@@ -14,7 +14,7 @@ from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.pipeline.fact_vectors import embed_missing
+from glyphoxa_mcp.pipeline.fact_embedding import embed_missing
 from glyphoxa_mcp.providers.embeddings import offline_embedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.limits import clamp

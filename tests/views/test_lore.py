@@ -11,13 +11,13 @@ from pathlib import PurePath
 
 import pytest
 
+from glyphoxa_mcp.domain.models import NewEntry, NewSession, Visibility
 from glyphoxa_mcp.lore.documents import parse_document
-from glyphoxa_mcp.pipeline.lore import add_lore
+from glyphoxa_mcp.pipeline.lore_embedding import add_lore
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.storage.lore import LoreLibrary
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
+from glyphoxa_mcp.storage.lore_library import LoreLibrary
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession, Visibility
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.results import FactHit
 from glyphoxa_mcp.views.view import View

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import Provenance
+from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.recall.rumours import RumourRule
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Provenance
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
 from tests.storage.graph_fixtures import build_village

@@ -11,14 +11,14 @@ import pytest
 
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, names_of
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.recall.episodes import episode_id, episode_name
+from glyphoxa_mcp.domain import entity_names
+from glyphoxa_mcp.domain.entity_names import EntityNames, visible_to
+from glyphoxa_mcp.domain.episodes import episode_id, episode_name
+from glyphoxa_mcp.domain.models import Entity, NewEntity, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.names import NameIndex
-from glyphoxa_mcp.storage import entity_names
-from glyphoxa_mcp.storage.entity_names import EntityNames, visible_to
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import Entity, NewEntity, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views import scope as scope_module
 from glyphoxa_mcp.views.scope import Scope, built_scope, scope_of
 

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.limits import Clamped
 from glyphoxa_mcp.views.view import View
 from tests.conftest import read_only

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from glyphoxa_mcp.domain.models import NewEntry, NewSession
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.recall.search_tuning import SHIPPED_TUNING, SessionSearchTuning
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntry, NewSession
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
 

@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
 from tests.conftest import read_only

@@ -21,16 +21,16 @@ from glyphoxa_mcp.app import App
 from glyphoxa_mcp.config import Settings
 from glyphoxa_mcp.db.database import Database, DatabaseLocation, init_connection
 from glyphoxa_mcp.demo import prepare
+from glyphoxa_mcp.domain.models import NewEntity
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.providers.embeddings import Embedder, offline_embedder
 from glyphoxa_mcp.server.http_guard import HostRules
 from glyphoxa_mcp.server.token_gate import TokenGate
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity
-from glyphoxa_mcp.storage.vocabulary import EntityType
-from glyphoxa_mcp.web.app import build_desk
 from glyphoxa_mcp.web.browser_sessions import SignInLimits
+from glyphoxa_mcp.web.desk_app import build_desk
 from tests.conftest import (
     DatabaseFactory,
     PostgresForTests,

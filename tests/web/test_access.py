@@ -9,8 +9,8 @@ import html
 import anyio
 import pytest
 
-from glyphoxa_mcp.access import Viewer
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.server.token_gate import RECHECK_S, TokenGate
 from glyphoxa_mcp.storage.access_tokens import AccessTokens

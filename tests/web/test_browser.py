@@ -34,9 +34,9 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from glyphoxa_mcp.server.app import build_server
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
 from tests.conftest import DatabaseFactory, PostgresForTests, read_only, unhurried

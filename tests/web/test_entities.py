@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from glyphoxa_mcp.storage.models import NewFact, Provenance, Visibility
+from glyphoxa_mcp.domain.models import NewFact, Provenance, Visibility
 from tests.web.conftest import DeskClient
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from glyphoxa_mcp.storage.models import TextCorrection
+from glyphoxa_mcp.domain.models import TextCorrection
 from glyphoxa_mcp.web.browser_sessions import (
     MAX_VISITOR_NOTES,
     BrowserSessions,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from glyphoxa_mcp.recall.episodes import episode_id
+from glyphoxa_mcp.domain.episodes import episode_id
 from tests.web.conftest import DeskClient
 
 SESSION = "/c/demo/sessions/session-2"

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
+from glyphoxa_mcp.domain.models import NewEntity, build
+from glyphoxa_mcp.domain.vocabulary import EntityType, slugify
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.models import NewEntity, build
-from glyphoxa_mcp.storage.vocabulary import EntityType, slugify
 
 MAX_TEXT = 4000
 

@@ -7,9 +7,9 @@ import csv
 import io
 
 from glyphoxa_mcp.campaign.vtt.common import Ids, Imported, ImportResult
+from glyphoxa_mcp.domain.models import NewEntity, build
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.models import NewEntity, build
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 TYPES = ", ".join(t.value for t in EntityType)
 

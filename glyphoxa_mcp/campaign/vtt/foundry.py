@@ -21,7 +21,7 @@ from glyphoxa_mcp.campaign.vtt.common import (
     html_to_text,
     listed,
 )
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 ACTOR_TYPES = {
     "character": EntityType.PLAYER,

@@ -18,7 +18,7 @@ from glyphoxa_mcp.campaign.vtt.common import (
     documents,
     html_to_text,
 )
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 SHEET_ATTRIBUTES = ("class", "race", "level", "alignment", "background", "npc_type", "size")
 

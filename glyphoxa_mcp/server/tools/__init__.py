@@ -1,5 +1,5 @@
 """The four memory tools, registered under their canonical (dotted) names, each with an input
-schema that refuses unknown argument names (checked by server/arguments.py's gate)."""
+schema that refuses unknown argument names (checked by server/argument_gate.py's gate)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 
-from glyphoxa_mcp.server.arguments import add_checked_tool, strict_arguments
-from glyphoxa_mcp.server.tool_names import ToolName
+from glyphoxa_mcp.domain.tool_names import ToolName
+from glyphoxa_mcp.server.argument_gate import add_checked_tool, strict_arguments
 from glyphoxa_mcp.server.tools import (
+    get_session_summary,
     query_entities,
     search_facts,
     search_sessions,
-    session_summary,
 )
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -33,9 +33,9 @@ TOOLS = (
     ),
     (
         ToolName.GET_SESSION_SUMMARY,
-        session_summary.get_session_summary,
+        get_session_summary.get_session_summary,
         "Summary of a past session",
-        session_summary.DESCRIPTION,
+        get_session_summary.DESCRIPTION,
     ),
     (
         ToolName.SEARCH_FACTS,

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.server.state import state_of, tool_errors
-from glyphoxa_mcp.storage.vocabulary import EntityType
 from glyphoxa_mcp.views.limits import MAX_COUNT, MAX_DEPTH, MAX_NAME, MAX_RELATION, clamp
 from glyphoxa_mcp.views.results import QueryEntitiesResult
 

@@ -11,12 +11,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from glyphoxa_mcp.campaign.resolver import EntityResolver
+from glyphoxa_mcp.domain.models import MAX_NAME_CHARS, Visibility
+from glyphoxa_mcp.domain.rumours import RumourRule
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN, EntityType
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.recall.rumours import RumourRule
-from glyphoxa_mcp.recall.sentences import seen_from
+from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.storage.entity_pages import EntityPages
-from glyphoxa_mcp.storage.models import MAX_NAME_CHARS, Visibility
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN, EntityType
 from glyphoxa_mcp.web.desk import acting, campaign_memory, render
 from glyphoxa_mcp.web.forms import Form, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_link

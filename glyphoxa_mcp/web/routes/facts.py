@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
-from glyphoxa_mcp.storage.models import MAX_FACT_CHARS
+from glyphoxa_mcp.domain.models import MAX_FACT_CHARS
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.web.desk import acting, campaign_memory, desk_of, render
 from glyphoxa_mcp.web.forms import Form
 from glyphoxa_mcp.web.source_lines import source_lines

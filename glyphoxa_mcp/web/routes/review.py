@@ -10,14 +10,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from glyphoxa_mcp.domain.models import MAX_NAME_CHARS, NewEntity, build
+from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
 from glyphoxa_mcp.errors import NotFoundError
-from glyphoxa_mcp.pipeline.fact_vectors import embed_new
-from glyphoxa_mcp.storage import review
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
+from glyphoxa_mcp.storage import review_queue
 from glyphoxa_mcp.storage.deletion import campaign_size, summaries_to_review
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import MAX_NAME_CHARS, NewEntity, build
-from glyphoxa_mcp.storage.review import ReviewItem
-from glyphoxa_mcp.storage.vocabulary import EntityType, checked_relationship_type
+from glyphoxa_mcp.storage.review_queue import ReviewItem
 from glyphoxa_mcp.web.desk import acting, campaign_memory, desk_of, render
 from glyphoxa_mcp.web.forms import Form, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_link
@@ -80,7 +80,7 @@ async def review_many(request: Request) -> Response:
     async with acting(request, review_url(memory.campaign_id)) as act:
         form = await act.form(BulkReview)
         items = [ReviewItem.parse(reference, "items") for reference in form.items]
-        act_on = review.confirm if form.action == "confirm" else review.reject
+        act_on = review_queue.confirm if form.action == "confirm" else review_queue.reject
         # All of them or none: a stale item (reviewed in another tab) leaves the rest as
         # they were, and the note names it.
         async with memory.db.transaction() as tx:
@@ -98,7 +98,7 @@ async def edit_relationship(request: Request) -> Response:
     async with acting(request, review_url(memory.campaign_id)) as act:
         form = await act.form(RelationshipEdit)
         rel_type = checked_relationship_type(form.rel_type, "rel_type")
-        new = await review.retype(memory, relationship_id, rel_type)
+        new = await review_queue.retype(memory, relationship_id, rel_type)
         await embed_new(memory.db, desk_of(request).app.embedder, memory.campaign_id)
         act.done(f"rel:{relationship_id} is now rel:{new.id}, {new.rel_type}, confirmed.")
     return act.response

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from glyphoxa_mcp.storage.models import MAX_NAME_CHARS
+from glyphoxa_mcp.domain.models import MAX_NAME_CHARS
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.web.desk import campaign_memory, desk_of, render
 from glyphoxa_mcp.web.forms import Form, query_of

@@ -9,10 +9,10 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from glyphoxa_mcp.access import Viewer
+from glyphoxa_mcp.domain.viewer import Viewer
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.server.token_gate import Refused
 from glyphoxa_mcp.storage.campaigns import Campaigns
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.web.browser_sessions import SignInsFull
 from glyphoxa_mcp.web.desk import (
     acting,

@@ -8,11 +8,11 @@ import hashlib
 import pytest
 
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import NewEntity, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import ConflictError, InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage.lore import LoreLibrary, NewLoreDocument, NewLoreSection
+from glyphoxa_mcp.storage.lore_library import LoreLibrary, NewLoreDocument, NewLoreSection
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, Visibility
-from glyphoxa_mcp.storage.vocabulary import EntityType
 
 PUBLIC = Visibility()
 VASK_ONLY = Visibility(secret=True, known_by=("vask",))

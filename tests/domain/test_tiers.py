@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from glyphoxa_mcp.server.tiers import Tier, tier_policy
-from glyphoxa_mcp.server.tool_names import ToolName
+from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.tool_names import ToolName
 from glyphoxa_mcp.views.limits import clamp
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from glyphoxa_mcp.bench import loader
+from glyphoxa_mcp.bench import bulk_loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
 from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
 from glyphoxa_mcp.db.database import Database
@@ -17,10 +17,10 @@ pytestmark = pytest.mark.e2e
 
 async def test_a_load_puts_every_row_in_the_database(db256: Database) -> None:
     data, dsn = tiny(), db256.location.dsn
-    assert await loader.loaded(dsn, data) is loader.Loaded.MISSING
-    timings = await loader.load(dsn, data, lambda _: None)
+    assert await bulk_loader.loaded(dsn, data) is bulk_loader.Loaded.MISSING
+    timings = await bulk_loader.load(dsn, data, lambda _: None)
     assert timings.total_s >= timings.chunks_s
-    counts = await loader.row_counts(dsn)
+    counts = await bulk_loader.row_counts(dsn)
     expected = data.counts()
     assert counts == {
         "sessions": expected["sessions"],
@@ -30,13 +30,13 @@ async def test_a_load_puts_every_row_in_the_database(db256: Database) -> None:
         "session_entries": expected["entries"],
         "chunks": expected["chunks"],
     }
-    assert await loader.loaded(dsn, data) is loader.Loaded.SAME
-    assert await loader.loaded(dsn, tiny(2)) is loader.Loaded.OTHER
+    assert await bulk_loader.loaded(dsn, data) is bulk_loader.Loaded.SAME
+    assert await bulk_loader.loaded(dsn, tiny(2)) is bulk_loader.Loaded.OTHER
 
 
 async def test_loaded_rows_read_back_through_the_stores(db256: Database) -> None:
     data = tiny()
-    await loader.load(db256.location.dsn, data, lambda _: None)
+    await bulk_loader.load(db256.location.dsn, data, lambda _: None)
     memory = CampaignMemory(db256, CAMPAIGN_ID)
     npc = await memory.graph.get_entity(data.bench_npc)
     assert npc.name == next(e.name for e in data.entities if e.id == data.bench_npc)
@@ -62,21 +62,21 @@ async def test_an_unfinished_load_is_never_taken_for_the_dataset(db256: Database
         await conn.execute(
             "INSERT INTO campaigns (id, name) VALUES ($1, $2)",
             CAMPAIGN_ID,
-            loader.LOADING_PREFIX + data.spec.fingerprint,
+            bulk_loader.LOADING_PREFIX + data.spec.fingerprint,
         )
     finally:
         await conn.close()
-    assert await loader.loaded(dsn, data) is loader.Loaded.OTHER
-    await loader.delete_campaign(dsn)
-    assert await loader.loaded(dsn, data) is loader.Loaded.MISSING
+    assert await bulk_loader.loaded(dsn, data) is bulk_loader.Loaded.OTHER
+    await bulk_loader.delete_campaign(dsn)
+    assert await bulk_loader.loaded(dsn, data) is bulk_loader.Loaded.MISSING
 
 
 async def test_ingestion_goes_through_the_pipeline_and_is_forgotten_after(
     db256: Database,
 ) -> None:
     data, dsn = tiny(), db256.location.dsn
-    await loader.load(dsn, data, lambda _: None)
-    before = await loader.row_counts(dsn)
+    await bulk_loader.load(dsn, data, lambda _: None)
+    before = await bulk_loader.row_counts(dsn)
     sessions = new_sessions(data, 30)
     assert [len(s) for s in sessions] == [30]
     result = await measure_ingestion(db256, sessions, WordLlamaEmbedder())
@@ -93,10 +93,10 @@ async def test_ingestion_goes_through_the_pipeline_and_is_forgotten_after(
     assert result.embedding_time_share == pytest.approx(
         result.embedder_alone_s / (result.ingest_s + result.process_s), abs=0.01
     )
-    during = await loader.row_counts(dsn)
+    during = await bulk_loader.row_counts(dsn)
     assert during["session_entries"] == before["session_entries"] + 30
     await forget_ingested(dsn)
-    assert await loader.row_counts(dsn) == before
+    assert await bulk_loader.row_counts(dsn) == before
 
 
 @pytest.mark.parametrize("count", [1, 1001])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.lore.foundry import foundry_journal
+from glyphoxa_mcp.lore.foundry_journal import foundry_journal
 from glyphoxa_mcp.lore.html_blocks import html_blocks
 from glyphoxa_mcp.lore.sections import Heading, Paragraph, sections_of
 

@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from glyphoxa_mcp.domain.models import NewRelationship, Provenance, Relationship, build
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewRelationship, Provenance, Relationship, build
 
 ReviewKind = Literal["relationship", "fact", "import"]
 PREFIXES: dict[str, ReviewKind] = {

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from glyphoxa_mcp.server.tool_names import (
+from glyphoxa_mcp.domain.tool_names import (
     STRICT_NAME_PATTERN,
     NameStyle,
     ToolName,

@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from glyphoxa_mcp.domain.models import NewFact, NewSession
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewFact, NewSession
 from tests.server.conftest import Connect, call, call_error
 from tests.storage.graph_fixtures import build_village
 

@@ -20,7 +20,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from glyphoxa_mcp.app import App
-from glyphoxa_mcp.errors import DatabaseUnavailableError, InvalidInputError, NotFoundError
+from glyphoxa_mcp.errors import (
+    DatabaseUnavailableError,
+    FormInvalid,
+    InvalidInputError,
+    NotFoundError,
+)
 from glyphoxa_mcp.server.http_guard import HostGuard, HostRules
 from glyphoxa_mcp.server.token_gate import TokenGate
 from glyphoxa_mcp.web.browser_sessions import BrowserSessions, SignInLimits
@@ -32,7 +37,7 @@ from glyphoxa_mcp.web.desk import (
     browser_session,
     desk_of,
 )
-from glyphoxa_mcp.web.forms import FormInvalid, FormTokenMismatch
+from glyphoxa_mcp.web.forms import FormTokenMismatch
 from glyphoxa_mcp.web.routes import (
     as_npc,
     deleting,

@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from glyphoxa_mcp.server.tool_names import ToolName
+from glyphoxa_mcp.domain.tool_names import ToolName
 
 
 class Tier(StrEnum):

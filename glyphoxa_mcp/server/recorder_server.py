@@ -27,24 +27,24 @@ from pydantic import AwareDatetime, BaseModel, Field
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.db.guard import UNAVAILABLE
+from glyphoxa_mcp.domain.tool_names import (
+    NameStyle,
+    RecorderToolName,
+    advertised,
+    canonical_recorder,
+)
+from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError, with_retry_advice
 from glyphoxa_mcp.recording.recorder import EndState, Recorder
 from glyphoxa_mcp.recording.utterances import (
     MAX_UTTERANCES_PER_CALL,
     SpokenUtterance,
 )
-from glyphoxa_mcp.server.arguments import ArgumentGate, add_checked_tool, strict_arguments
+from glyphoxa_mcp.server.argument_gate import ArgumentGate, add_checked_tool, strict_arguments
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.tier_gate import relisted
-from glyphoxa_mcp.server.tool_names import (
-    NameStyle,
-    RecorderToolName,
-    advertised,
-    canonical_recorder,
-)
 from glyphoxa_mcp.server.wire import as_wire
 from glyphoxa_mcp.storage.session_facts import SessionFact
-from glyphoxa_mcp.storage.vocabulary import KEY_PATTERN
 
 log = logging.getLogger(__name__)
 

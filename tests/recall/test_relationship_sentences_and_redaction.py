@@ -5,7 +5,7 @@ import pytest
 from glyphoxa_mcp.correction.name_index import KnownName
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
 from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor, inflections
-from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
 
 
 def test_built_in_and_custom_relationships_read_as_sentences() -> None:

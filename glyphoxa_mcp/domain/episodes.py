@@ -3,8 +3,8 @@ who may not read its title. (pure)"""
 
 from __future__ import annotations
 
-from glyphoxa_mcp.storage.models import Entity
-from glyphoxa_mcp.storage.vocabulary import EntityType
+from glyphoxa_mcp.domain.models import Entity
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 EPISODE_PREFIX = "episode-"
 MAX_ID = 128

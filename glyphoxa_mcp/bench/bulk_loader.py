@@ -18,7 +18,7 @@ from pgvector.asyncpg import register_vector
 from pydantic import BaseModel
 
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.storage.semantic_index import TALLY_SESSION_ENTITIES, content_hash
 
 # Marks a campaign whose load has not finished: it is never taken for a complete dataset.

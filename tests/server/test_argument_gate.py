@@ -14,18 +14,18 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from glyphoxa_mcp.db.errors import translate
-from glyphoxa_mcp.server.app import build_server
-from glyphoxa_mcp.server.arguments import (
+from glyphoxa_mcp.db.driver_errors import translate
+from glyphoxa_mcp.domain.tiers import Tier
+from glyphoxa_mcp.server.argument_gate import (
     MAX_ANSWER,
     argument_problems,
     fit,
     not_found_code,
     resource_kind,
 )
+from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.resources import RESOURCE_NOT_FOUND
 from glyphoxa_mcp.server.state import ServerState
-from glyphoxa_mcp.server.tiers import Tier
 from glyphoxa_mcp.server.tool_schemas import tier_tools
 from glyphoxa_mcp.server.tools import ARGUMENTS
 from glyphoxa_mcp.views.view import View

@@ -11,9 +11,9 @@ from typing import Literal
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.errors import driver_errors
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import Frozen, Visibility, checked_embedding
 from glyphoxa_mcp.errors import ConflictError, InvalidInputError, NotFoundError
-from glyphoxa_mcp.storage.models import Frozen, Visibility, checked_embedding
 
 SourceKind = Literal["markdown", "text", "foundry"]
 

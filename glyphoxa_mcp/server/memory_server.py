@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 from mcp.server.mcpserver import MCPServer
 
 from glyphoxa_mcp import __version__
-from glyphoxa_mcp.recall.hot_context import HotBudgets
-from glyphoxa_mcp.server.arguments import ArgumentGate
+from glyphoxa_mcp.domain.tool_names import NameStyle
+from glyphoxa_mcp.recall.hot_budgets import HotBudgets
+from glyphoxa_mcp.server.argument_gate import ArgumentGate
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.compact_text import compact_tool_text
 from glyphoxa_mcp.server.completions import register_completions
@@ -19,7 +20,6 @@ from glyphoxa_mcp.server.resources import register_resources
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tier_gate import TierGate
-from glyphoxa_mcp.server.tool_names import NameStyle
 from glyphoxa_mcp.server.tools import ARGUMENTS as TOOL_ARGUMENTS
 from glyphoxa_mcp.server.tools import register_tools
 

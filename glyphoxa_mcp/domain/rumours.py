@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from glyphoxa_mcp.storage.models import DEFAULT_REVIEW_THRESHOLD, Provenance
+from glyphoxa_mcp.domain.models import DEFAULT_REVIEW_THRESHOLD, Provenance
 
 
 class RumourRule(BaseModel):

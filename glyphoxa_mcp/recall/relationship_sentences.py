@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from glyphoxa_mcp.storage.models import RelatedEntity
+from glyphoxa_mcp.domain.models import RelatedEntity
 
 _TEMPLATES = {
     "KNOWS": "{source} knows {target}",

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from glyphoxa_mcp.storage.models import Entity
+from glyphoxa_mcp.domain.models import Entity
 
 # The steps of changed ids a snapshot remembers, so that what was derived from an older
 # snapshot (an NPC's scope not asked for a while) can be patched too; older than that, it is

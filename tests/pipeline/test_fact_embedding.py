@@ -12,14 +12,14 @@ from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewFact, NewSession, Provenance
+from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.pipeline.extraction import extract_session
-from glyphoxa_mcp.pipeline.fact_vectors import Embedded, embed_missing, embed_new
+from glyphoxa_mcp.pipeline.fact_embedding import Embedded, embed_missing, embed_new
 from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.providers.openai_errors import ProviderError
 from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.models import NewEntity, NewEntry, NewFact, NewSession, Provenance
 from tests.providers.fake_openai import chat, serve
 from tests.storage.graph_fixtures import build_village
 

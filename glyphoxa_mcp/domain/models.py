@@ -1,4 +1,5 @@
-"""Typed values crossing the storage boundary: what callers write and what stores return."""
+"""The shared values: what callers write and what stores return (entities, relationships,
+facts, sessions, lines, passages), with the rules every value is checked by."""
 
 from __future__ import annotations
 
@@ -17,13 +18,13 @@ from pydantic import (
     ValidationError,
 )
 
-from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.vocabulary import (
+from glyphoxa_mcp.domain.vocabulary import (
     KEY_PATTERN,
     RELATIONSHIP_TYPE_PATTERN,
     EntityType,
     normalise_relationship_type,
 )
+from glyphoxa_mcp.errors import InvalidInputError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -72,7 +73,7 @@ Utterance = Annotated[
 AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
 Attributes = Annotated[dict[str, Any], AfterValidator(_small_json)]
 Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
-# A campaign's review threshold unless it sets its own (see recall.rumours).
+# A campaign's review threshold unless it sets its own (see domain.rumours).
 DEFAULT_REVIEW_THRESHOLD = 0.7
 RelationshipType = Annotated[
     str,

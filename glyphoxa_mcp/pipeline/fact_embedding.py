@@ -16,10 +16,9 @@ from dataclasses import dataclass
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedding_model import check_embedding_model
-from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.errors import ConfigurationError, ProviderError
 from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings, make_embedder
-from glyphoxa_mcp.providers.openai_errors import ProviderError
-from glyphoxa_mcp.recall.sentences import relationship_sentence
+from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
 from glyphoxa_mcp.storage.fact_vectors import (
     FactVectors,
     RelationshipVectors,
