@@ -91,13 +91,17 @@ class MemoryBusyError(GlyphoxaError):
     """Memory is busy: this call cannot be answered within its deadline right now. Retry in a
     moment."""
 
-    def __init__(self, retry_after_ms: int, message: str | None = None) -> None:
+    def __init__(
+        self, retry_after_ms: int, message: str | None = None, *, waited_ms: int | None = None
+    ) -> None:
         super().__init__(
             message
             or "Memory is busy: this call cannot be answered within its deadline right now. "
             f"Retry after {retry_after_ms} ms."
         )
         self.retry_after_ms = retry_after_ms
+        # Set when the call waited for a place first (a wait that ran longer than foreseen).
+        self.waited_ms = waited_ms
 
 
 class CallDeadlineError(GlyphoxaError):

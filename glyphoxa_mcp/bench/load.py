@@ -166,6 +166,10 @@ class ToolLoad(BaseModel):
     refused_within_50ms: int = 0
     cancelled_at_deadline: int = 0
     ok_latency: Summary | None = None
+    # The latency of busy refusals alone: how soon "busy" was said; and how many of them
+    # came after the call had waited for a place (the rest were refused on arrival).
+    busy_latency: Summary | None = None
+    refused_after_waiting: int = 0
 
 
 def _first_messages(records: Sequence[CallRecord]) -> list[str]:
@@ -189,6 +193,7 @@ def tool_load(
     exceptions = sum(r.outcome == EXCEPTION for r in records)
     succeeded = [r.duration_ms for r in records if r.outcome == OK]
     ok_latency = summarise(succeeded) if succeeded else None
+    refusals = [r.duration_ms for r in records if r.kind == "busy"]
     kinds = Counter(r.kind for r in records if r.kind is not None)
     in_time = sum(r.outcome == OK and r.in_time(deadline_ms) for r in records)
     return ToolLoad(
@@ -218,6 +223,10 @@ def tool_load(
         ),
         cancelled_at_deadline=kinds["deadline"],
         ok_latency=ok_latency,
+        busy_latency=summarise(refusals) if refusals else None,
+        refused_after_waiting=sum(
+            r.kind == "busy" and "waited" in (r.message or "") for r in records
+        ),
     )
 
 
@@ -247,7 +256,8 @@ OUTCOME_HEADERS = (
     "calls",
     "in time/s",
     "errors by kind",
-    "busy <= 50 ms",
+    "busy <= 50 ms (waited)",
+    "busy p50/p95/p99 ms",
     "cancelled",
     "ok p50/p95/p99 ms",
     "deadline ms",
@@ -263,7 +273,8 @@ def outcome_rows(rows: Sequence[ToolLoad]) -> list[list[str]]:
             str(row.calls),
             f"{row.answered_in_time_per_s:.1f}",
             ", ".join(f"{kind} {count}" for kind, count in row.errors_by_kind.items()) or "-",
-            str(row.refused_within_50ms),
+            f"{row.refused_within_50ms} ({row.refused_after_waiting} waited)",
+            _triple(row.busy_latency),
             str(row.cancelled_at_deadline),
             _triple(row.ok_latency),
             str(row.deadline_ms),

@@ -38,6 +38,9 @@ class LoadReport(BaseModel):
     # The bench's yardstick rows (no code of ours), timed just before and just after.
     yardstick_before: list[Measurement]
     yardstick_after: list[Measurement]
+    # How late the clients' own event loop ran a timer during the run (ms): the clients'
+    # latencies include it.
+    client_loop_lag: Summary | None = None
 
     @property
     def meets(self) -> bool:

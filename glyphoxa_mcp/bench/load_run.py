@@ -66,7 +66,7 @@ from glyphoxa_mcp.bench.runner import (
     _own_errors,
     prepared_bench,
 )
-from glyphoxa_mcp.bench.timing import measure, summarise
+from glyphoxa_mcp.bench.timing import Summary, measure, summarise
 from glyphoxa_mcp.bench.workload import VARIANTS, Workload, build_workload
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.domain.viewer import Viewer
@@ -75,6 +75,8 @@ from glyphoxa_mcp.errors import BenchError
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 
+# How often the clients' event loop is asked to wake, to see how late it does.
+LAG_PROBE_S = 0.05
 # Bearer tokens are made for the deepest tier, so each client may call the tier it is given.
 TOKEN_TIER = Tier.DEEP
 # A request with no answer by then fails (an exception) instead of hanging its client.
@@ -261,6 +263,17 @@ class _Driven:
     elapsed_s: float
     reconnects: int
     server_log: dict[str, int]
+    client_loop_lag: Summary | None
+
+
+async def _probe_loop(until: float, lags_ms: list[float]) -> None:
+    """How late this process's event loop runs a timer, every LAG_PROBE_S until `until`: the
+    clients' latencies include it, so a late answer may be the clients' as much as the
+    server's."""
+    while time.monotonic() < until:
+        asked = time.perf_counter()
+        await anyio.sleep(LAG_PROBE_S)
+        lags_ms.append(max((time.perf_counter() - asked - LAG_PROBE_S) * 1000, 0.0))
 
 
 async def _drive(
@@ -293,11 +306,14 @@ async def _drive(
                 swarm.end = time.monotonic() + settings.seconds
                 began = time.perf_counter()
                 swarm.start.set()
+                lags_ms: list[float] = []
+                clients.start_soon(_probe_loop, swarm.end, lags_ms)
             elapsed_s = time.perf_counter() - began
     finally:
         for grant, _ in made.values():
             await tokens.revoke(grant.id)
-    return _Driven(swarm.records, elapsed_s, swarm.reconnects, served.log)
+    lag = summarise(lags_ms) if lags_ms else None
+    return _Driven(swarm.records, elapsed_s, swarm.reconnects, served.log, lag)
 
 
 async def run_load(settings: LoadSettings, say: Say) -> LoadReport:
@@ -348,4 +364,5 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
         tools=tool_loads(driven.records, driven.elapsed_s, deadline_ms),
         yardstick_before=before,
         yardstick_after=after,
+        client_loop_lag=driven.client_loop_lag,
     )

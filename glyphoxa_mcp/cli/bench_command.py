@@ -394,6 +394,12 @@ async def run_load_command(args: argparse.Namespace) -> int:
             print(f"  {count:>6} x {kind}")
     print()
     print_table(YARDSTICK_HEADERS, yardstick_rows(report))
+    if (lag := report.client_loop_lag) is not None:
+        print(
+            f"\nThe clients' event loop ran its timers late by {lag.p50_ms:.1f} / "
+            f"{lag.p95_ms:.1f} / {lag.p99_ms:.1f} ms (p50 / p95 / p99): the clients' latencies "
+            "include it."
+        )
     verdict = "meets" if report.meets else "MISSES"
     print(
         "\nTarget: every call answered within its tier's deadline (p99 of answers) or refused "

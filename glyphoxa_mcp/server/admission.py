@@ -155,11 +155,7 @@ class Admission:
         if self.loop_lag_s > LAG_TARGET_S and self.places > 1:
             self.places -= 1
             self._places_changed = now
-        elif (
-            self.loop_lag_s < LAG_TARGET_S / 2
-            and self.places < self.concurrency
-            and self.waiting
-        ):
+        elif self.loop_lag_s < LAG_TARGET_S / 2 and self.places < self.concurrency and self.waiting:
             self.places += 1
             self._places_changed = now
             self._hand_on()
@@ -253,7 +249,11 @@ class Admission:
             if ticket.started is None:
                 self._abandon(ticket)
                 self._refuse(tier, at_once=False)
-                raise MemoryBusyError(_retry_ms(self.expected_wait_s(ticket, self.clock())))
+                ended = self.clock()
+                raise MemoryBusyError(
+                    _retry_ms(self.expected_wait_s(ticket, ended)),
+                    waited_ms=round((ended - now) * 1000),
+                )
         try:
             yield ticket
         finally:

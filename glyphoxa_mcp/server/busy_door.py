@@ -27,10 +27,14 @@ from glyphoxa_mcp.server.arrival import seconds_since_arrival
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
 
 
-def busy_message(tool: str, policy: TierPolicy, retry_after_ms: int) -> str:
+def busy_message(
+    tool: str, policy: TierPolicy, retry_after_ms: int, waited_ms: int | None = None
+) -> str:
+    """What a call refused as busy is told; `waited_ms` when it waited for a place first."""
+    waited = "" if waited_ms is None else f"waited {waited_ms} ms for a place and "
     return (
-        f"{tool}: memory is busy and cannot answer within the {policy.tier.value} tier's "
-        f"deadline of {policy.deadline_ms} ms right now; nothing was run. "
+        f"{tool}: memory is busy and {waited}cannot answer within the {policy.tier.value} "
+        f"tier's deadline of {policy.deadline_ms} ms right now; nothing was run. "
         f"Retry after {retry_after_ms} ms."
     )
 

@@ -161,7 +161,9 @@ class TierGate:
                 )
         except MemoryBusyError as exc:
             error: GlyphoxaError = MemoryBusyError(
-                exc.retry_after_ms, busy_message(name, policy, exc.retry_after_ms)
+                exc.retry_after_ms,
+                busy_message(name, policy, exc.retry_after_ms, exc.waited_ms),
+                waited_ms=exc.waited_ms,
             )
         except MemoryUnavailableError as exc:
             error = exc

@@ -297,3 +297,36 @@ async def test_places_follow_the_event_loop_lag_one_at_a_time() -> None:
         assert admission.places == 4
         assert len(admission.running) == 2  # the waiting call got a place given back
         hold.set()
+
+
+async def test_a_call_whose_place_comes_too_late_is_refused_saying_how_long_it_waited() -> None:
+    clock = Clock()
+    refusals: list[tuple[Tier, bool]] = []
+    admission = Admission(
+        1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
+    )
+    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.2)
+    release = anyio.Event()
+    refused: list[MemoryBusyError] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def running() -> None:
+            async with admission.admitted("search", Tier.STANDARD, 1.0):
+                await release.wait()
+
+        async def queued() -> None:
+            try:
+                async with admission.admitted("search", Tier.STANDARD, 1.0):
+                    pytest.fail("ran a call past its latest start")
+            except MemoryBusyError as exc:
+                refused.append(exc)
+
+        tasks.start_soon(running)
+        await until(lambda: len(admission.running) == 1)
+        tasks.start_soon(queued)
+        await until(lambda: len(admission.waiting) == 1)
+        clock.now += 0.8  # past its latest start: 900 ms to finish by, 200 to run
+        release.set()
+    [exc] = refused
+    assert exc.waited_ms == 800
+    assert refusals == [(Tier.STANDARD, False)]
