@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from glyphoxa_mcp.campaign.vtt.common import ImportResult
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import Entity, NewEntity
+from glyphoxa_mcp.domain.reports import Imported, ImportReport
+from glyphoxa_mcp.domain.review_items import PendingSource
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.pending import Source
 
 MAX_ENTITIES = 100_000
-
-
-@dataclass(frozen=True)
-class Imported:
-    name: str
-    type: str
-    action: Literal["created", "updated", "unchanged"]
-    pending_id: int | None
-
-
-@dataclass(frozen=True)
-class ImportReport:
-    campaign_id: str
-    accepted: bool
-    entities: tuple[Imported, ...]
-    notes: tuple[str, ...]
 
 
 def _same(before: Entity, after: NewEntity) -> bool:
@@ -41,7 +25,7 @@ def _same(before: Entity, after: NewEntity) -> bool:
 
 
 async def import_entities(
-    db: Database, campaign_id: str, source: Source, result: ImportResult, *, accept: bool
+    db: Database, campaign_id: str, source: PendingSource, result: ImportResult, *, accept: bool
 ) -> ImportReport:
     """With `accept`, write every new or changed entity (all or nothing); otherwise hold them
     for `review confirm import:ID`. An existing entity keeps the visibility the DM gave it."""

@@ -9,9 +9,6 @@ them by command); facts are identified by subject and text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 from glyphoxa_mcp.campaign.file_format import CampaignFile, Visible
 from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.db.database import Database
@@ -25,6 +22,7 @@ from glyphoxa_mcp.domain.models import (
     Relationship,
     Visibility,
 )
+from glyphoxa_mcp.domain.reports import LoadAction, LoadChange, LoadReport
 from glyphoxa_mcp.domain.vocabulary import checked_relationship_type, slugify
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new
@@ -32,26 +30,7 @@ from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
-Kind = Literal["entity", "relationship", "fact"]
-Action = Literal["created", "updated", "unchanged"]
 MAX_ENTITIES = 100_000
-
-
-@dataclass(frozen=True)
-class Change:
-    kind: Kind
-    action: Action
-    label: str
-
-
-@dataclass(frozen=True)
-class LoadReport:
-    campaign_id: str
-    changes: tuple[Change, ...]
-    dry_run: bool
-
-    def count(self, kind: Kind, action: Action | None = None) -> int:
-        return sum(1 for c in self.changes if c.kind == kind and action in (None, c.action))
 
 
 class _Rollback(Exception):
@@ -121,7 +100,7 @@ async def load_campaign(
     return report
 
 
-async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[Change]:
+async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[LoadChange]:
     graph = memory.graph
     stored = {e.id: e for e in await graph.find_entities(limit=MAX_ENTITIES)}
     planned = [
@@ -176,25 +155,25 @@ async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[Change]:
         action = _entity_action(before, entity)
         if action != "unchanged":
             await graph.upsert_entity(entity)
-        changes.append(Change("entity", action, entity.name))
+        changes.append(LoadChange("entity", action, entity.name))
     links = {(r.source_id, r.target_id, r.rel_type): r for r in await graph.all_relationships()}
     for rel in relationships:
         action = _relationship_action(links.get((rel.source_id, rel.target_id, rel.rel_type)), rel)
         if action != "unchanged":
             await graph.upsert_relationship(rel)
         changes.append(
-            Change("relationship", action, f"{rel.source_id} {rel.rel_type} {rel.target_id}")
+            LoadChange("relationship", action, f"{rel.source_id} {rel.rel_type} {rel.target_id}")
         )
     known_facts = {(f.subject_id, f.text): f for f in await graph.current_facts()}
     for fact in facts:
         action = _fact_action(known_facts.get((fact.subject_id, fact.text)), fact)
         if action != "unchanged":
             await graph.upsert_fact(fact)
-        changes.append(Change("fact", action, fact.text))
+        changes.append(LoadChange("fact", action, fact.text))
     return changes
 
 
-def _entity_action(before: Entity | None, after: NewEntity) -> Action:
+def _entity_action(before: Entity | None, after: NewEntity) -> LoadAction:
     if before is None:
         return "created"
     same = (
@@ -215,7 +194,7 @@ def _same_provenance(before: Provenance, after: Provenance) -> bool:
     )
 
 
-def _relationship_action(before: Relationship | None, after: NewRelationship) -> Action:
+def _relationship_action(before: Relationship | None, after: NewRelationship) -> LoadAction:
     if before is None:
         return "created"
     same = (
@@ -226,7 +205,7 @@ def _relationship_action(before: Relationship | None, after: NewRelationship) ->
     return "unchanged" if same else "updated"
 
 
-def _fact_action(before: Fact | None, after: NewFact) -> Action:
+def _fact_action(before: Fact | None, after: NewFact) -> LoadAction:
     if before is None:
         return "created"
     same = (

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from glyphoxa_mcp.bounded_input import MAX_FILE_CHARS, check_length
-from glyphoxa_mcp.campaign.loader import Kind, LoadReport, load_campaign
+from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import sample_campaign
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit
@@ -22,16 +22,13 @@ from glyphoxa_mcp.cli.options import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.listings import Branch
+from glyphoxa_mcp.domain.reports import BranchPolicy, CampaignSize, LoadKind, LoadReport
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.fact_embedding import write_embedder
-from glyphoxa_mcp.storage.branches import Branch, branch_tree
+from glyphoxa_mcp.storage.branches import branch_tree
 from glyphoxa_mcp.storage.campaigns import Campaigns
-from glyphoxa_mcp.storage.deletion import (
-    BranchPolicy,
-    CampaignSize,
-    campaign_size,
-    delete_campaign,
-)
+from glyphoxa_mcp.storage.deletion import campaign_size, delete_campaign
 from glyphoxa_mcp.storage.forking import fork_campaign
 
 
@@ -143,7 +140,7 @@ def report_json(report: LoadReport) -> dict[str, object]:
 def print_report(report: LoadReport) -> None:
     verb = "would load" if report.dry_run else "loaded"
     parts = []
-    kinds: tuple[tuple[Kind, str], ...] = (
+    kinds: tuple[tuple[LoadKind, str], ...] = (
         ("entity", "entities"),
         ("relationship", "relationships"),
         ("fact", "facts"),

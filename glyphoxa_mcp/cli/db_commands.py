@@ -16,9 +16,10 @@ from glyphoxa_mcp.cli.options import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database, locate, migrate_dsn
+from glyphoxa_mcp.domain.listings import DatabaseStatus
 from glyphoxa_mcp.pipeline.fact_embedding import embed_missing
 from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors
-from glyphoxa_mcp.storage.status import DatabaseStatus, database_status
+from glyphoxa_mcp.storage.status import database_status
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

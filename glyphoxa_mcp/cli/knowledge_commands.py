@@ -16,13 +16,13 @@ from glyphoxa_mcp.cli.dm_support import (
 from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.domain.models import Fact, NewFact, Provenance, Visibility, build
+from glyphoxa_mcp.domain.review_items import ReviewItem
 from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new, write_embedder
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.storage import review_queue
-from glyphoxa_mcp.storage.review_queue import ReviewItem
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -12,6 +12,7 @@ from glyphoxa_mcp.cli.campaign_commands import read_text
 from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit, resolver
 from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.domain.lore_models import AddedDocument, LoreDocument
 from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
@@ -25,7 +26,7 @@ from glyphoxa_mcp.lore.documents import (
 from glyphoxa_mcp.lore.references import SectionReference, parse_reference, resolve_heading
 from glyphoxa_mcp.pipeline.lore_embedding import add_lore
 from glyphoxa_mcp.providers.embeddings import make_embedder
-from glyphoxa_mcp.storage.lore_library import AddedDocument, LoreDocument, LoreLibrary
+from glyphoxa_mcp.storage.lore_library import LoreLibrary
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 # A folder of more lore files than this is more likely a mistake than a library.

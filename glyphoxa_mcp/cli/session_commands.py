@@ -25,8 +25,7 @@ from glyphoxa_mcp.pipeline.transcripts import parse_transcript
 from glyphoxa_mcp.storage.deletion import delete_session, summaries_to_review
 
 if TYPE_CHECKING:
-    from glyphoxa_mcp.pipeline.extraction import ExtractionReport
-    from glyphoxa_mcp.pipeline.finish import EndReport
+    from glyphoxa_mcp.domain.reports import EndReport, ExtractionReport
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

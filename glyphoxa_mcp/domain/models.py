@@ -121,6 +121,19 @@ class Session(Frozen):
     dm_only: bool = Field(default=False, description="Only the DM may read this session.")
 
 
+class SessionFact(BaseModel):
+    """What holds for one session only ("the party is disguised as merchants"), shown in
+    the hot context of every NPC or of one, and gone when the session ends."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    key: str
+    npc_id: str | None
+    text: str
+    set_at: datetime
+
+
 # --- L1: session log ---------------------------------------------------------------------------
 
 

@@ -13,32 +13,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id
 from glyphoxa_mcp.domain.models import Entry, Session, Visibility
+from glyphoxa_mcp.domain.reports import LinesMarked, SessionMarked
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.pipeline.dm_summary import set_episode_summary
 from glyphoxa_mcp.pipeline.summary import extractive_summary
 from glyphoxa_mcp.recall.mentions import NamePattern
-from glyphoxa_mcp.storage.curation import HiddenLearning
 from glyphoxa_mcp.storage.memory import CampaignMemory
-
-
-@dataclass(frozen=True)
-class LinesMarked:
-    lines: tuple[Entry, ...]
-    summaries_rewritten: tuple[str, ...]
-    """Sessions whose summary was written again from the lines every viewer may read."""
-    waiting_for_llm: tuple[str, ...]
-    """Of those, the sessions whose LLM summary `session end --retry-llm` should redo."""
-
-
-@dataclass(frozen=True)
-class SessionMarked:
-    session: Session
-    hidden: HiddenLearning | None
 
 
 async def mark_lines(

@@ -38,6 +38,7 @@ from glyphoxa_mcp.domain.models import (
     NewRelationship,
     Provenance,
 )
+from glyphoxa_mcp.domain.reports import ExtractionReport
 from glyphoxa_mcp.domain.vocabulary import (
     RELATIONSHIP_TYPES,
     EntityType,
@@ -118,16 +119,6 @@ class Extraction:
     relationships: list[ExtractedRelationship] = field(default_factory=list)
     facts: list[ExtractedFact] = field(default_factory=list)
     dropped: int = 0
-
-
-@dataclass(frozen=True)
-class ExtractionReport:
-    entities_added: tuple[str, ...]
-    entities_held: tuple[str, ...]
-    relationships: int
-    facts: int
-    dropped: int
-    mentioned: tuple[str, ...]
 
 
 def parsed(reply: object) -> Extraction:

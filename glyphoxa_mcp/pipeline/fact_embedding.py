@@ -12,10 +12,10 @@ batch is committed on its own, and idempotent, as only rows without a vector are
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedding_model import check_embedding_model
+from glyphoxa_mcp.domain.reports import Embedded
 from glyphoxa_mcp.errors import ConfigurationError, ProviderError
 from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings, make_embedder
 from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
@@ -41,14 +41,6 @@ async def write_embedder(db: Database, settings: EmbeddingSettings) -> Embedder 
         log.warning("the facts written now are not embedded: %s", exc)
         return None
     return embedder
-
-
-@dataclass(frozen=True)
-class Embedded:
-    """How many facts and relationships were given a vector."""
-
-    facts: int = 0
-    relationships: int = 0
 
 
 async def embed_missing(

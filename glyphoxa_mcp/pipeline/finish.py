@@ -10,7 +10,6 @@ are cleared. Running it again updates the same summary and episode.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -18,9 +17,10 @@ from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id, episode_name
 from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
+from glyphoxa_mcp.domain.reports import EndReport, ExtractionReport
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import ProviderError
-from glyphoxa_mcp.pipeline.extraction import ExtractionReport, extract_session
+from glyphoxa_mcp.pipeline.extraction import extract_session
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.pipeline.llm_summary import llm_summary
 from glyphoxa_mcp.pipeline.process import process_session
@@ -32,19 +32,6 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 
 # Taking part is inferred from speaking or being named: likely, not certain.
 PARTICIPATION = 0.8
-
-
-@dataclass(frozen=True)
-class EndReport:
-    session_id: str
-    ended_at: datetime
-    summary: str
-    summary_source: Literal["llm", "extractive"]
-    episode_id: str
-    participants: tuple[str, ...]
-    extraction: ExtractionReport | None = None
-    llm_unreachable: str | None = None
-    session_facts_cleared: tuple[str, ...] = ()
 
 
 async def end_session(

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.reports import LineForgotten
 from glyphoxa_mcp.errors import GlyphoxaError
 from glyphoxa_mcp.pipeline.dm_only import offline_summary
 from glyphoxa_mcp.pipeline.dm_summary import set_episode_summary
@@ -23,19 +22,6 @@ from glyphoxa_mcp.pipeline.process import index_passages
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.deletion import flag_summary, remove_line
 from glyphoxa_mcp.storage.memory import CampaignMemory
-
-
-class LineForgotten(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    campaign_id: str
-    entry_id: int
-    session_id: str
-    passages_removed: int
-    passages_added: int
-    summary: Literal["rewritten", "kept", "none"]
-    llm_pending: bool
-    passages_pending: str | None = None
 
 
 async def forget_line(

@@ -8,19 +8,12 @@ run again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import NewEntry, NewSession, build
+from glyphoxa_mcp.domain.reports import IngestReport
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
-
-
-@dataclass(frozen=True)
-class IngestReport:
-    session_id: str
-    read: int
-    added: int
 
 
 async def ingest_entries(

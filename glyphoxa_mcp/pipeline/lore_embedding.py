@@ -8,12 +8,12 @@ from collections.abc import Sequence
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedding_model import check_embedding_model
+from glyphoxa_mcp.domain.lore_models import AddedDocument
 from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.lore.documents import ParsedDocument, check_distinct_ids
 from glyphoxa_mcp.lore.sections import embedding_text
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.storage.lore_library import (
-    AddedDocument,
     LoreLibrary,
     NewLoreDocument,
     NewLoreSection,

@@ -17,6 +17,7 @@ from glyphoxa_mcp.concurrency import first_error
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
 from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.domain.models import Entry, NewChunk
+from glyphoxa_mcp.domain.reports import ProcessReport
 from glyphoxa_mcp.pipeline.chunking import DEFAULT_POLICY, ChunkingPolicy, Passage, passages
 from glyphoxa_mcp.pipeline.correct import correct_session
 from glyphoxa_mcp.providers.embeddings import Embedder
@@ -30,17 +31,6 @@ EMBED_BATCH = 32
 # connection that writes it: two writers keep both cores of the reference machine busy
 # (1.5 rather than 3.1 ms a passage there) while the next batch is embedded.
 WRITERS = 2
-
-
-@dataclass(frozen=True)
-class ProcessReport:
-    session_id: str
-    entries: int
-    passages: int
-    corrected: int
-    embedded: int
-    removed: int
-    llm_failures: int = 0
 
 
 @dataclass(frozen=True)

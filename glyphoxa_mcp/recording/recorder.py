@@ -27,7 +27,7 @@ from glyphoxa_mcp.app import App
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
 from glyphoxa_mcp.correction.spans import apply_corrections, phonetic_spans
 from glyphoxa_mcp.db.write_deadline import WriteProgress, write_within
-from glyphoxa_mcp.domain.models import Entry, NewSession, Session, build
+from glyphoxa_mcp.domain.models import Entry, NewSession, Session, SessionFact, build
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError, NotFoundError
 from glyphoxa_mcp.pipeline.finish import end_session
@@ -39,7 +39,6 @@ from glyphoxa_mcp.recording.utterances import (
     recorded_as,
 )
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.session_facts import SessionFact
 
 log = logging.getLogger(__name__)
 

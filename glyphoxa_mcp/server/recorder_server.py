@@ -27,6 +27,7 @@ from pydantic import AwareDatetime, BaseModel, Field
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.db.guard import UNAVAILABLE
+from glyphoxa_mcp.domain.models import SessionFact
 from glyphoxa_mcp.domain.tool_names import (
     NameStyle,
     RecorderToolName,
@@ -44,7 +45,6 @@ from glyphoxa_mcp.server.argument_gate import ArgumentGate, add_checked_tool, st
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.tier_gate import relisted
 from glyphoxa_mcp.server.wire import as_wire
-from glyphoxa_mcp.storage.session_facts import SessionFact
 
 log = logging.getLogger(__name__)
 

@@ -8,13 +8,12 @@ they are deleted with it (storage/deletion.py), so a link never names a deleted 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 import asyncpg
-from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.listings import Branch
 from glyphoxa_mcp.errors import NotFoundError
 
 SELECT_LINEAGE = """
@@ -29,28 +28,6 @@ WITH RECURSIVE below AS (
 )
 SELECT id FROM below ORDER BY depth, id
 """
-
-
-class Branch(BaseModel):
-    """A campaign in its lineage, with the branches forked from it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    name: str
-    forked_from: str | None
-    forked_at_session: str | None
-    forked_at: datetime | None
-    children: tuple[Branch, ...] = ()
-
-    def find(self, campaign_id: str) -> Branch | None:
-        if self.id == campaign_id:
-            return self
-        for child in self.children:
-            found = child.find(campaign_id)
-            if found is not None:
-                return found
-        return None
 
 
 def lineage_tree(campaigns: Sequence[Branch], campaign_id: str) -> Branch:

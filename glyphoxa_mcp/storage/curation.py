@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
-from glyphoxa_mcp.domain.models import Fact, Relationship, Visibility
+from glyphoxa_mcp.domain.models import Fact, Visibility
+from glyphoxa_mcp.domain.reports import HiddenLearning
+from glyphoxa_mcp.domain.review_items import ReviewQueue
 from glyphoxa_mcp.domain.vocabulary import BIDIRECTIONAL_TYPES, is_bidirectional
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.storage.knowledge_graph import (
@@ -99,24 +99,6 @@ WITH RECURSIVE chain AS (
 )
 SELECT {FACT_COLUMNS} FROM chain f ORDER BY f.id
 """
-
-
-class ReviewQueue(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    relationships: tuple[Relationship, ...]
-    facts: tuple[Fact, ...]
-
-
-class HiddenLearning(BaseModel):
-    """How many items of a session's learning were made DM-only (those already were are not
-    counted)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    episodes: int
-    facts: int
-    relationships: int
 
 
 class Curation:

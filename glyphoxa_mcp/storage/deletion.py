@@ -28,21 +28,23 @@ past the old ones), and hot-context subscribers hear of removed lines (sql/026).
 
 from __future__ import annotations
 
-from typing import Literal
-
 import asyncpg
 from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.episodes import episode_id
+from glyphoxa_mcp.domain.reports import (
+    BranchPolicy,
+    CampaignDeleted,
+    CampaignSize,
+    SessionDeleted,
+)
 from glyphoxa_mcp.errors import ConflictError, NotFoundError
 from glyphoxa_mcp.storage.branches import descendants
 from glyphoxa_mcp.storage.knowledge_graph import DM_DECIDED
 from glyphoxa_mcp.storage.recording_leases import refuse_while_recording
 from glyphoxa_mcp.storage.semantic_index import FORGET_SESSION_ENTITIES, TALLY_SESSION_ENTITIES
-
-BranchPolicy = Literal["refuse", "delete", "keep"]
 
 SELECT_CAMPAIGN = "SELECT id FROM campaigns WHERE id = $1 FOR UPDATE"
 SELECT_CHILDREN = "SELECT id FROM campaigns WHERE forked_from = $1 ORDER BY id"
@@ -142,43 +144,9 @@ ORDER BY coalesce(started_at, created_at), id
 """
 
 
-class _Result(BaseModel):
+class LineRemoved(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-
-class CampaignSize(_Result):
-    """What deleting a campaign would delete (for the question asked first)."""
-
-    campaign_id: str
-    sessions: int
-    lines: int
-    entities: int
-    branches: tuple[str, ...]
-
-
-class CampaignDeleted(_Result):
-    campaign_id: str
-    branches_deleted: tuple[str, ...]
-    branches_kept: tuple[str, ...]
-    sessions: int
-    lines: int
-    entities: int
-
-
-class SessionDeleted(_Result):
-    campaign_id: str
-    session_id: str
-    lines: int
-    passages: int
-    facts_deleted: int
-    relationships_deleted: int
-    facts_kept: int
-    relationships_kept: int
-    episode_deleted: bool
-    proposals_deleted: int
-
-
-class LineRemoved(_Result):
     campaign_id: str
     entry_id: int
     session_id: str

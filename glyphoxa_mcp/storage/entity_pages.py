@@ -3,25 +3,15 @@ a campaign of 10,000 entities is read fifty at a time, with how many there are i
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
-from glyphoxa_mcp.domain.models import Entity
+from glyphoxa_mcp.domain.listings import EntityPage
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.storage.knowledge_graph import ENTITY_COLUMNS, entity_from_row
 from glyphoxa_mcp.storage.sql_parts import Params, where
 
 MAX_PAGE = 500
-
-
-class EntityPage(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    entities: tuple[Entity, ...]
-    total: int
-    """How many entities match, on every page."""
 
 
 class EntityPages:

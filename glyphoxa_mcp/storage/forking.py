@@ -50,6 +50,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.episodes import EPISODE_PREFIX, MAX_ID
 from glyphoxa_mcp.domain.models import MAX_NAME_CHARS
+from glyphoxa_mcp.domain.reports import Fork
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import ConflictError, InvalidInputError, NotFoundError
 
@@ -397,18 +398,6 @@ def fork_point(sessions: Sequence[tuple[str, datetime]], at_session: str | None)
         later=tuple(ids[split:]),
         cut=min((created for _, created in later), default=None),
     )
-
-
-class Fork(BaseModel):
-    """A branch made: how many rows of each table it was given."""
-
-    model_config = ConfigDict(frozen=True)
-
-    campaign_id: str
-    parent_id: str
-    at_session: str | None
-    sessions_left_out: tuple[str, ...]
-    rows: dict[str, int]
 
 
 def _inserted(status: str) -> int:

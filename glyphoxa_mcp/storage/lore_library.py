@@ -5,17 +5,21 @@ pinned to NPCs (sql/028). Adding a document again updates it in place; searches 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Literal
 
 import asyncpg
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.lore_models import (
+    AddedDocument,
+    HeadingSummary,
+    LoreDocument,
+    LorePin,
+    LoreSourceKind,
+)
 from glyphoxa_mcp.domain.models import Frozen, Visibility, checked_embedding
 from glyphoxa_mcp.errors import ConflictError, InvalidInputError, NotFoundError
-
-SourceKind = Literal["markdown", "text", "foundry"]
 
 SELECT_DOCUMENTS = """
 SELECT d.id, d.title, d.source_kind, d.source_name, d.checksum, d.secret, d.known_by,
@@ -116,49 +120,16 @@ class NewLoreDocument(Frozen):
 
     id: str
     title: str
-    source_kind: SourceKind
+    source_kind: LoreSourceKind
     source_name: str
     checksum: str
     visibility: Visibility
     sections: tuple[NewLoreSection, ...] | None
 
 
-class LoreDocument(Frozen):
-    id: str
-    title: str
-    source_kind: SourceKind
-    source_name: str
-    checksum: str
-    visibility: Visibility
-    sections: int
-    pins: int
-    updated_at: datetime
-
-
-class LorePin(Frozen):
-    npc_id: str
-    document_id: str
-    heading: str
-    pinned_at: datetime
-
-
-class HeadingSummary(Frozen):
-    """A section of a document: its heading, in how many pieces, of how many characters."""
-
-    heading: str
-    pieces: int
-    characters: int
-
-
 class StoredDocument(Frozen):
     checksum: str
     visibility: Visibility
-
-
-class AddedDocument(Frozen):
-    id: str
-    action: Literal["added", "updated", "unchanged", "visibility changed"]
-    pins_dropped: tuple[LorePin, ...] = ()
 
 
 def _visibility(row: asyncpg.Record) -> Visibility:

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import asyncpg
-from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import NewEntity
+from glyphoxa_mcp.domain.review_items import PendingEntity, PendingSource
 from glyphoxa_mcp.errors import NotFoundError
-
-Source = Literal["foundry", "roll20", "csv", "session"]
 
 UPSERT = """
 INSERT INTO pending_entities (campaign_id, source, source_ref, proposal)
@@ -30,21 +26,12 @@ DELETE = "DELETE FROM pending_entities WHERE campaign_id = $1 AND id = $2"
 REVISE = "UPDATE pending_entities SET proposal = $3 WHERE campaign_id = $1 AND id = $2"
 
 
-class PendingEntity(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    source: Source
-    source_ref: str
-    entity: NewEntity
-
-
 class PendingEntities:
     def __init__(self, db: Database, campaign_id: str) -> None:
         self._pool = db.pool
         self.campaign_id = campaign_id
 
-    async def propose(self, source: Source, source_ref: str, entity: NewEntity) -> int:
+    async def propose(self, source: PendingSource, source_ref: str, entity: NewEntity) -> int:
         with driver_errors(f"hold {entity.name!r} for review"):
             return int(
                 await self._pool.fetchval(

@@ -4,48 +4,10 @@ confirming or rejecting one does. `review confirm|reject` and the DM's desk both
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
 from glyphoxa_mcp.domain.models import NewRelationship, Provenance, Relationship, build
-from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.domain.review_items import ReviewItem
+from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
-
-ReviewKind = Literal["relationship", "fact", "import"]
-PREFIXES: dict[str, ReviewKind] = {
-    "rel": "relationship",
-    "relationship": "relationship",
-    "fact": "fact",
-    "import": "import",
-}
-SHORT_PREFIX: dict[ReviewKind, str] = {"relationship": "rel", "fact": "fact", "import": "import"}
-
-
-class ReviewItem(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    kind: ReviewKind
-    id: int = Field(ge=1)
-
-    @classmethod
-    def parse(cls, reference: str, field: str = "item") -> ReviewItem:
-        """'rel:12', 'fact:7' or 'import:3'."""
-        prefix, sep, rest = reference.strip().partition(":")
-        kind = PREFIXES.get(prefix)
-        if not sep or kind is None:
-            raise InvalidInputError(
-                f"{reference!r}: review items are rel:ID, fact:ID or import:ID.", field=field
-            )
-        if not rest.isdigit() or int(rest) < 1:
-            raise InvalidInputError(
-                f"{reference!r}: the id after {prefix}: is a number.", field=field
-            )
-        return cls(kind=kind, id=int(rest))
-
-    @property
-    def reference(self) -> str:
-        return f"{SHORT_PREFIX[self.kind]}:{self.id}"
 
 
 async def confirm(memory: CampaignMemory, item: ReviewItem) -> None:

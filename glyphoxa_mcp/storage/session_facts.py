@@ -4,13 +4,12 @@ shown in the hot context of every NPC or of one, and gone when the session ends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 import asyncpg
-from pydantic import BaseModel, ConfigDict
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.models import SessionFact
 
 COLUMNS = "session_id, key, npc_id, text, set_at"
 SET_FACT = f"""
@@ -38,16 +37,6 @@ WHERE campaign_id = $1 AND session_id = $2
   AND ($3::text IS NULL OR npc_id IS NULL OR npc_id = $3)
 ORDER BY set_at, key
 """
-
-
-class SessionFact(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    session_id: str
-    key: str
-    npc_id: str | None
-    text: str
-    set_at: datetime
 
 
 def _fact(row: asyncpg.Record) -> SessionFact:

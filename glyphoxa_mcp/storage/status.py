@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION, schema_version
+from glyphoxa_mcp.domain.listings import CampaignCounts, DatabaseStatus
 
 # One row per campaign; each count is its own indexed aggregate.
 CAMPAIGN_COUNTS = """
@@ -19,30 +18,6 @@ SELECT c.id, c.name,
     (SELECT count(*) FROM facts x WHERE x.campaign_id = c.id AND x.superseded_by IS NULL) AS facts
 FROM campaigns c ORDER BY c.id
 """
-
-
-class CampaignCounts(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    name: str
-    sessions: int
-    entries: int
-    chunks: int
-    entities: int
-    relationships: int
-    facts: int
-
-
-class DatabaseStatus(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    location: str
-    server_version: str
-    pgvector_version: str
-    schema_version: int
-    embedding_dim: int
-    campaigns: tuple[CampaignCounts, ...]
 
 
 async def database_status(db: Database) -> DatabaseStatus:

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from glyphoxa_mcp.concurrency import concurrently
-from glyphoxa_mcp.domain.models import Entity, Entry, IdentitySnapshot, Neighbour
+from glyphoxa_mcp.domain.models import (
+    Entity,
+    Entry,
+    IdentitySnapshot,
+    Neighbour,
+    SessionFact,
+)
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.recall.hot_budgets import (
@@ -26,7 +32,6 @@ from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.storage.lore_queries import LorePassage
-from glyphoxa_mcp.storage.session_facts import SessionFact
 from glyphoxa_mcp.views.arguments import quoted
 from glyphoxa_mcp.views.results import EntityRef
 from glyphoxa_mcp.views.scope import Scope, scope_of

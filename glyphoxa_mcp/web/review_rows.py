@@ -8,10 +8,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from glyphoxa_mcp.domain.models import Fact, Relationship
+from glyphoxa_mcp.domain.review_items import PendingEntity, ReviewItem, ReviewQueue
 from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
-from glyphoxa_mcp.storage.curation import ReviewQueue
-from glyphoxa_mcp.storage.pending import PendingEntity
-from glyphoxa_mcp.storage.review_queue import ReviewItem
 
 
 @dataclass(frozen=True)

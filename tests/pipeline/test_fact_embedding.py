@@ -13,9 +13,10 @@ from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewFact, NewSession, Provenance
+from glyphoxa_mcp.domain.reports import Embedded
 from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.pipeline.extraction import extract_session
-from glyphoxa_mcp.pipeline.fact_embedding import Embedded, embed_missing, embed_new
+from glyphoxa_mcp.pipeline.fact_embedding import embed_missing, embed_new
 from glyphoxa_mcp.providers.chat import ChatModel, ChatSettings
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors

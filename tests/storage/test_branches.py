@@ -10,9 +10,10 @@ import pytest
 from pydantic import BaseModel
 
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.listings import Branch
 from glyphoxa_mcp.errors import ConflictError, InvalidInputError, NotFoundError
 from glyphoxa_mcp.providers.wordllama_embedder import WordLlamaEmbedder
-from glyphoxa_mcp.storage.branches import Branch, branch_tree, lineage_tree
+from glyphoxa_mcp.storage.branches import branch_tree, lineage_tree
 from glyphoxa_mcp.storage.deletion import delete_campaign
 from glyphoxa_mcp.storage.forking import FORKED_TABLES, fork_campaign, fork_point
 from glyphoxa_mcp.storage.memory import CampaignMemory

@@ -11,13 +11,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from glyphoxa_mcp.domain.models import MAX_NAME_CHARS, NewEntity, build
+from glyphoxa_mcp.domain.review_items import ReviewItem
 from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.storage import review_queue
 from glyphoxa_mcp.storage.deletion import campaign_size, summaries_to_review
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.review_queue import ReviewItem
 from glyphoxa_mcp.web.desk import acting, campaign_memory, desk_of, render
 from glyphoxa_mcp.web.forms import Form, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_link
