@@ -7,7 +7,7 @@ from typing import Literal
 from glyphoxa_mcp.campaign.vtt.common import ImportResult
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import Entity, NewEntity
-from glyphoxa_mcp.domain.reports import Imported, ImportReport
+from glyphoxa_mcp.domain.reports import ImportedEntity, ImportReport
 from glyphoxa_mcp.domain.review_items import PendingSource
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -41,7 +41,9 @@ async def import_entities(
             if before is not None:
                 entity = entity.model_copy(update={"visibility": before.visibility})
                 if _same(before, entity):
-                    imported.append(Imported(entity.name, entity.type.value, "unchanged", None))
+                    imported.append(
+                        ImportedEntity(entity.name, entity.type.value, "unchanged", None)
+                    )
                     continue
             action: Literal["created", "updated"] = "created" if before is None else "updated"
             pending = None
@@ -49,5 +51,5 @@ async def import_entities(
                 await memory.graph.upsert_entity(entity)
             else:
                 pending = await memory.pending.propose(source, item.source_ref, entity)
-            imported.append(Imported(entity.name, entity.type.value, action, pending))
+            imported.append(ImportedEntity(entity.name, entity.type.value, action, pending))
     return ImportReport(campaign_id, accept, tuple(imported), tuple(result.notes))

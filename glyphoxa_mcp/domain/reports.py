@@ -40,7 +40,7 @@ class LoadReport:
 
 
 @dataclass(frozen=True)
-class Imported:
+class ImportedEntity:
     name: str
     type: str
     action: LoadAction
@@ -51,7 +51,7 @@ class Imported:
 class ImportReport:
     campaign_id: str
     accepted: bool
-    entities: tuple[Imported, ...]
+    entities: tuple[ImportedEntity, ...]
     notes: tuple[str, ...]
 
 
