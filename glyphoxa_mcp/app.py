@@ -17,6 +17,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.embedding_model import check_embedding_model
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder, make_embedder
+from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
@@ -39,6 +40,10 @@ class App:
         if memory is None:
             memory = self._memories[campaign_id] = CampaignMemory(self.db, campaign_id)
         return memory
+
+    def access_tokens(self) -> AccessTokens:
+        """Every campaign's bearer tokens, for the token gate of `serve` and `web`."""
+        return AccessTokens(self.db)
 
     async def view(self, campaign_id: str, npc_id: str | None = None) -> View:
         """What `npc_id` (None: the DM) may read of the campaign; NotFoundError when the

@@ -34,6 +34,8 @@ MAX_CHUNK_CHARS = 50_000
 MAX_FACT_CHARS = 5_000
 MAX_ATTRIBUTES_CHARS = 64_000
 MAX_QUERY_CHARS = 2_000
+# A session's summary: a few pages of prose; longer is a transcript, not a summary.
+MAX_SUMMARY_CHARS = 20_000
 
 
 def _no_control_characters(value: str) -> str:

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id
-from glyphoxa_mcp.domain.models import NewEntity, Session
+from glyphoxa_mcp.domain.models import MAX_SUMMARY_CHARS, NewEntity, Session
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
-
-# A few pages of prose: longer is a transcript, not a summary.
-MAX_SUMMARY_CHARS = 20_000
 
 
 async def write_dm_summary(db: Database, campaign_id: str, session_id: str, text: str) -> Session:
