@@ -1,5 +1,5 @@
 """`campaign load FILE`, `config`, `sample`; what-if branches (`campaign fork C NEW`,
-`campaign branches C`) and `campaign delete C` (storage/forking.py, storage/deletion.py)."""
+`campaign branches C`) and `campaign delete C` (desk/campaign_actions.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 from glyphoxa_mcp.bounded_input import MAX_FILE_CHARS, check_length
-from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import sample_campaign
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
-from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit
+from glyphoxa_mcp.cli.dm_support import add_common, campaign_desk, emit
 from glyphoxa_mcp.cli.options import (
     add_database_options,
     add_embedder_options,
@@ -22,14 +21,18 @@ from glyphoxa_mcp.cli.options import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.desk.campaign_actions import (
+    campaign_lineage,
+    campaign_settings,
+    campaign_size,
+    delete_campaign,
+    fork_campaign,
+    load_campaign_file,
+    set_review_threshold,
+)
 from glyphoxa_mcp.domain.listings import Branch
 from glyphoxa_mcp.domain.reports import BranchPolicy, CampaignSize, LoadKind, LoadReport
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_embedding import write_embedder
-from glyphoxa_mcp.storage.branches import branch_tree
-from glyphoxa_mcp.storage.campaigns import Campaigns
-from glyphoxa_mcp.storage.deletion import campaign_size, delete_campaign
-from glyphoxa_mcp.storage.forking import fork_campaign
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -93,13 +96,11 @@ def read_text(path: Path, max_chars: int = MAX_FILE_CHARS) -> str:
 
 
 async def run_config(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
+    async with campaign_desk(args) as desk:
         if args.review_threshold is not None:
-            campaign = await Campaigns(db).set_review_threshold(
-                memory.campaign_id, args.review_threshold
-            )
+            campaign = await set_review_threshold(desk, args.review_threshold)
         else:
-            campaign = await memory.campaign()
+            campaign = await campaign_settings(desk)
     emit(
         args,
         campaign.model_dump(mode="json"),
@@ -112,9 +113,9 @@ async def run_config(args: argparse.Namespace) -> int:
 async def run_load(args: argparse.Namespace) -> int:
     file = parse_campaign_file(read_text(args.file), str(args.file))
     async with await Database.open(database_settings(args), max_size=2) as db:
-        embedder = None if args.dry_run else await write_embedder(db, app_settings(args).embedding)
-        report = await load_campaign(
-            db, file, args.campaign, dry_run=args.dry_run, embedder=embedder
+        embedding = None if args.dry_run else app_settings(args).embedding
+        report = await load_campaign_file(
+            db, file, args.campaign, dry_run=args.dry_run, embedding=embedding
         )
     if args.json:
         print(json.dumps(report_json(report), indent=2))
@@ -234,7 +235,7 @@ async def run_fork(args: argparse.Namespace) -> int:
 
 async def run_branches(args: argparse.Namespace) -> int:
     async with await Database.open(database_settings(args), max_size=2) as db:
-        tree = await branch_tree(db, args.campaign)
+        tree = await campaign_lineage(db, args.campaign)
     if args.json:
         emit(args, tree.model_dump(mode="json"), "")
         return 0

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from glyphoxa_mcp.bounded_input import load_json, load_json_line
 from glyphoxa_mcp.cli.campaign_commands import read_text
-from glyphoxa_mcp.cli.dm_support import campaign_memory
+from glyphoxa_mcp.cli.dm_support import campaign_desk
 from glyphoxa_mcp.cli.options import add_database_options, env_option
 from glyphoxa_mcp.errors import InvalidInputError
 
@@ -134,6 +134,7 @@ async def run_correct(args: argparse.Namespace) -> int:
 
 async def _campaign_names(args: argparse.Namespace) -> tuple[Any, ...]:
     from glyphoxa_mcp.correction.known_names import names_of
+    from glyphoxa_mcp.desk.name_actions import entity_names
 
-    async with campaign_memory(args) as (_, memory):
-        return names_of(await memory.queries.entity_names())
+    async with campaign_desk(args) as desk:
+        return names_of(await entity_names(desk))

@@ -16,10 +16,12 @@ from glyphoxa_mcp.cli.options import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database, locate, migrate_dsn
+from glyphoxa_mcp.desk.database_actions import (
+    count_unembedded,
+    database_status,
+    embed_unembedded,
+)
 from glyphoxa_mcp.domain.listings import DatabaseStatus
-from glyphoxa_mcp.pipeline.fact_embedding import embed_missing
-from glyphoxa_mcp.storage.fact_vectors import FactVectors, RelationshipVectors
-from glyphoxa_mcp.storage.status import database_status
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,11 +68,10 @@ async def run_migrate(args: argparse.Namespace) -> int:
 
 async def run_backfill(args: argparse.Namespace) -> int:
     async with open_app(app_settings(args), max_connections=2) as app:
-        facts = await FactVectors(app.db, args.campaign).count_missing()
-        relationships = await RelationshipVectors(app.db, args.campaign).count_missing()
-        print(f"{facts} facts and {relationships} relationships without a vector")
-        if facts or relationships:
-            done = await embed_missing(app.db, app.embedder, args.campaign)
+        missing = await count_unembedded(app.db, args.campaign)
+        print(f"{missing.facts} facts and {missing.relationships} relationships without a vector")
+        if missing.facts or missing.relationships:
+            done = await embed_unembedded(app.db, app.embedder, args.campaign)
             print(
                 f"embedded {done.facts} facts and {done.relationships} relationships "
                 f"with {app.embedder.model}"

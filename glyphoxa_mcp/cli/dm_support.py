@@ -1,4 +1,4 @@
-"""What the DM commands share: the campaign's memory, references, attributes, output."""
+"""What the DM commands share: the campaign at the desk, references, attributes, output."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 from glyphoxa_mcp.campaign.resolver import EntityResolver
-from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
-from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.cli.options import (
+    add_database_options,
+    app_settings,
+    database_settings,
+    env_option,
+)
+from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
 from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
-from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
-from glyphoxa_mcp.recall.names import match_names
-from glyphoxa_mcp.storage.campaigns import Campaigns
-from glyphoxa_mcp.storage.memory import CampaignMemory
-
-MAX_ENTITIES = 100_000
+from glyphoxa_mcp.errors import InvalidInputError
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -48,20 +48,17 @@ def add_visibility(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.asynccontextmanager
-async def campaign_memory(
+async def campaign_desk(
     args: argparse.Namespace, *, create: bool = False
-) -> AsyncIterator[tuple[Database, CampaignMemory]]:
-    """The campaign's memory; with `create`, a campaign that does not exist yet is made."""
-    async with await Database.open(database_settings(args), max_size=2) as db:
-        if create:
-            await Campaigns(db).ensure(args.campaign)
-        else:
-            await Campaigns(db).get(args.campaign)
-        yield db, CampaignMemory(db, args.campaign)
-
-
-async def resolver(memory: CampaignMemory) -> EntityResolver:
-    return EntityResolver(await memory.graph.find_entities(limit=MAX_ENTITIES))
+) -> AsyncIterator[CampaignDesk]:
+    """The campaign at the DM's desk; with `create`, a campaign that does not exist yet is
+    made. A command with the embedder options embeds what it writes with the embedder they
+    configure (read only when it does)."""
+    embedding = (lambda: app_settings(args).embedding) if "embedder" in args else None
+    async with CampaignDesk.open(
+        database_settings(args), args.campaign, create=create, embedding=embedding
+    ) as desk:
+        yield desk
 
 
 def parse_attributes(pairs: list[str], flag: str = "--attr") -> dict[str, Any]:
@@ -116,14 +113,3 @@ def _json_default(value: Any) -> Any:
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2, default=_json_default) if args.json else text)
-
-
-async def check_npc(memory: CampaignMemory, npc_id: str) -> None:
-    try:
-        await memory.graph.get_entity(npc_id)
-    except NotFoundError:
-        near = match_names(npc_id, await memory.queries.entity_names(), limit=3)
-        hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
-        raise NotFoundError(
-            f"No entity {npc_id!r} in campaign {memory.campaign_id!r} for --npc.{hint}"
-        ) from None

@@ -9,26 +9,27 @@ from typing import Any
 from glyphoxa_mcp.cli.dm_support import (
     add_common,
     add_visibility,
-    campaign_memory,
+    campaign_desk,
     emit,
     parse_attributes,
-    resolver,
     visibility_of,
 )
-from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
+from glyphoxa_mcp.cli.options import add_embedder_options
 from glyphoxa_mcp.cli.output import print_table
-from glyphoxa_mcp.domain.models import (
-    Entity,
-    NewEntity,
-    NewRelationship,
-    Provenance,
-    Visibility,
-    build,
+from glyphoxa_mcp.desk.entity_actions import (
+    add_entity,
+    edit_entity,
+    entity_details,
+    list_entities,
+    relate,
+    remove_entity,
 )
+from glyphoxa_mcp.desk.fact_actions import rumour_rule
+from glyphoxa_mcp.desk.name_actions import entity_resolver
+from glyphoxa_mcp.domain.models import Entity, NewEntity, Provenance, Visibility, build
 from glyphoxa_mcp.domain.rumours import RumourRule
-from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type, slugify
+from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.fact_embedding import embed_new, write_embedder
 from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence, seen_from
 
 TYPES = ", ".join(t.value for t in EntityType)
@@ -103,8 +104,8 @@ def entity_json(entity: Entity) -> dict[str, Any]:
 
 
 async def run_add(args: argparse.Namespace) -> int:
-    async with campaign_memory(args, create=True) as (_, memory):
-        entities = await resolver(memory)
+    async with campaign_desk(args, create=True) as desk:
+        entities = await entity_resolver(desk)
         new = build(
             NewEntity,
             id=args.id,
@@ -114,21 +115,15 @@ async def run_add(args: argparse.Namespace) -> int:
             attributes=parse_attributes(args.attr),
             visibility=visibility_of(args, entities),
         )
-        taken = {e.id for e in entities.entities}
-        wanted = new.id or slugify(new.name)
-        if wanted in taken:
-            raise InvalidInputError(
-                f"An entity with id {wanted!r} exists already; edit it, or give --id.", field="id"
-            )
-        stored = await memory.graph.upsert_entity(new)
+        stored = await add_entity(desk, new)
     emit(args, entity_json(stored), f"Added {stored.name} ({stored.type.value}, id {stored.id}).")
     return 0
 
 
 async def run_list(args: argparse.Namespace) -> int:
     wanted = entity_type(args.type) if args.type else None
-    async with campaign_memory(args) as (_, memory):
-        entities = await memory.graph.find_entities(type=wanted, limit=100_000)
+    async with campaign_desk(args) as desk:
+        entities = await list_entities(desk, wanted)
     rows = [
         [e.id, e.name, e.type.value, ", ".join(e.aliases), "secret" if e.visibility.secret else ""]
         for e in entities
@@ -143,10 +138,10 @@ async def run_list(args: argparse.Namespace) -> int:
 
 
 async def run_show(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
-        entity = (await resolver(memory)).resolve(args.name)
-        snapshot = await memory.queries.identity_snapshot(entity.id)
-        rumours = RumourRule(threshold=(await memory.campaign()).review_threshold)
+    async with campaign_desk(args) as desk:
+        entity = (await entity_resolver(desk)).resolve(args.name)
+        snapshot = (await entity_details(desk, entity.id)).snapshot
+        rumours = await rumour_rule(desk)
     lines = [f"{entity.name} ({entity.type.value}, id {entity.id})"]
     if entity.aliases:
         lines.append(f"  aliases: {', '.join(entity.aliases)}")
@@ -181,8 +176,8 @@ def _marks(provenance: Provenance, visibility: Visibility, rumours: RumourRule) 
 
 
 async def run_edit(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
-        entity = (await resolver(memory)).resolve(args.name)
+    async with campaign_desk(args) as desk:
+        entity = (await entity_resolver(desk)).resolve(args.name)
         attributes = {**entity.attributes, **parse_attributes(args.attr)}
         for key in args.unset:
             if key not in attributes:
@@ -190,7 +185,9 @@ async def run_edit(args: argparse.Namespace) -> int:
             del attributes[key]
         aliases = [a for a in entity.aliases if a not in args.remove_alias]
         aliases += [a for a in args.alias if a not in aliases]
-        stored = await memory.graph.upsert_entity(
+        stored = await edit_entity(
+            desk,
+            entity,
             build(
                 NewEntity,
                 id=entity.id,
@@ -199,20 +196,16 @@ async def run_edit(args: argparse.Namespace) -> int:
                 aliases=tuple(aliases),
                 attributes=attributes,
                 visibility=entity.visibility,
-            )
+            ),
         )
-        if stored.name != entity.name:  # its relationships read differently now
-            await embed_new(
-                db, await write_embedder(db, app_settings(args).embedding), args.campaign
-            )
     emit(args, entity_json(stored), f"Updated {stored.name} (id {stored.id}).")
     return 0
 
 
 async def run_remove(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
-        entity = (await resolver(memory)).resolve(args.name)
-        snapshot = await memory.queries.identity_snapshot(entity.id)
+    async with campaign_desk(args) as desk:
+        entity = (await entity_resolver(desk)).resolve(args.name)
+        snapshot = (await entity_details(desk, entity.id)).snapshot
         what = (
             f"{entity.name} ({entity.type.value}) with its {len(snapshot.relationships)} "
             f"relationships and {len(snapshot.facts)} facts"
@@ -226,32 +219,24 @@ async def run_remove(args: argparse.Namespace) -> int:
             if answer.strip().lower() not in ("y", "yes"):
                 print("Nothing removed.")
                 return 1
-        await memory.graph.delete_entity(entity.id)
+        await remove_entity(desk, entity.id)
     emit(args, {"removed": entity.id}, f"Removed {what}.")
     return 0
 
 
 async def run_relate(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
-        entities = await resolver(memory)
+    async with campaign_desk(args) as desk:
+        entities = await entity_resolver(desk)
         source = entities.resolve(args.source, "source")
         target = entities.resolve(args.target, "target")
-        stored = await memory.graph.upsert_relationship(
-            build(
-                NewRelationship,
-                source_id=source.id,
-                target_id=target.id,
-                rel_type=checked_relationship_type(args.rel_type, "TYPE"),
-                provenance=build(
-                    Provenance,
-                    confidence=args.confidence,
-                    source="dm",
-                    dm_confirmed=args.confidence >= 1.0,
-                ),
-                visibility=visibility_of(args, entities),
-            )
+        stored = await relate(
+            desk,
+            source.id,
+            checked_relationship_type(args.rel_type, "TYPE"),
+            target.id,
+            confidence=args.confidence,
+            visibility=visibility_of(args, entities),
         )
-        await embed_new(db, await write_embedder(db, app_settings(args).embedding), args.campaign)
     sentence = relationship_sentence(source.name, stored.rel_type, target.name)
     emit(args, stored.model_dump(mode="json"), f"rel:{stored.id}  {sentence}")
     return 0

@@ -8,7 +8,6 @@ from dataclasses import asdict
 from io import StringIO
 from pathlib import Path
 
-from glyphoxa_mcp.campaign.importer import import_entities
 from glyphoxa_mcp.campaign.vtt.csv_import import parse_csv
 from glyphoxa_mcp.campaign.vtt.foundry import parse_foundry
 from glyphoxa_mcp.campaign.vtt.roll20 import parse_roll20
@@ -17,6 +16,7 @@ from glyphoxa_mcp.cli.dm_support import add_common, emit
 from glyphoxa_mcp.cli.options import database_settings
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.desk.campaign_actions import import_entities
 from glyphoxa_mcp.domain.reports import ImportReport
 
 PARSERS = {"foundry": parse_foundry, "roll20": parse_roll20, "csv": parse_csv}

@@ -7,22 +7,28 @@ import argparse
 from glyphoxa_mcp.cli.dm_support import (
     add_common,
     add_visibility,
-    campaign_memory,
+    campaign_desk,
     emit,
     parse_item,
-    resolver,
     visibility_of,
 )
-from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
+from glyphoxa_mcp.cli.options import add_embedder_options
 from glyphoxa_mcp.cli.output import print_table
-from glyphoxa_mcp.domain.models import Fact, NewFact, Provenance, Visibility, build
+from glyphoxa_mcp.desk import review_actions
+from glyphoxa_mcp.desk.fact_actions import (
+    add_fact,
+    fact_history,
+    list_facts,
+    retcon_fact,
+    rumour_rule,
+)
+from glyphoxa_mcp.desk.name_actions import entity_resolver
+from glyphoxa_mcp.desk.secret_actions import keep_lines_to_dm, keep_session_to_dm, set_visibility
+from glyphoxa_mcp.domain.models import Fact, Visibility
 from glyphoxa_mcp.domain.review_items import ReviewItem
 from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
-from glyphoxa_mcp.pipeline.fact_embedding import embed_new, write_embedder
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
-from glyphoxa_mcp.storage import review_queue
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -115,42 +121,29 @@ def fact_line(fact: Fact, names: dict[str, str], rumours: RumourRule) -> list[st
 
 async def run_fact_add(args: argparse.Namespace) -> int:
     bound = parse_time_bound(args.when, "--when")
-    async with campaign_memory(args) as (db, memory):
-        entities = await resolver(memory)
+    async with campaign_desk(args) as desk:
+        entities = await entity_resolver(desk)
         subject = entities.resolve(args.subject, "subject")
-        if args.session:
-            await memory.sessions.get(args.session)
-        stored = await memory.graph.upsert_fact(
-            build(
-                NewFact,
-                subject_id=subject.id,
-                text=args.text,
-                session_id=args.session,
-                story_day=bound.story_day if bound else None,
-                occurred_at=bound.real if bound else None,
-                provenance=build(
-                    Provenance,
-                    confidence=args.confidence,
-                    source="dm",
-                    session_id=args.session,
-                    dm_confirmed=args.confidence >= 1.0,
-                ),
-                visibility=visibility_of(args, entities),
-            )
+        stored = await add_fact(
+            desk,
+            subject.id,
+            args.text,
+            session_id=args.session,
+            story_day=bound.story_day if bound else None,
+            occurred_at=bound.real if bound else None,
+            confidence=args.confidence,
+            visibility=visibility_of(args, entities),
         )
-        await embed_new(db, await write_embedder(db, app_settings(args).embedding), args.campaign)
     emit(args, stored.model_dump(mode="json"), f"fact:{stored.id}  {subject.name}: {stored.text}")
     return 0
 
 
 async def run_fact_list(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
-        entities = await resolver(memory)
-        if args.subject:
-            found = await memory.graph.facts_about(entities.resolve(args.subject, "subject").id)
-        else:
-            found = await memory.graph.current_facts()
-        rumours = RumourRule(threshold=(await memory.campaign()).review_threshold)
+    async with campaign_desk(args) as desk:
+        entities = await entity_resolver(desk)
+        subject = entities.resolve(args.subject, "subject") if args.subject else None
+        found = await list_facts(desk, subject.id if subject else None)
+        rumours = await rumour_rule(desk)
     names = {e.id: e.name for e in entities.entities}
     if args.json:
         emit(args, [f.model_dump(mode="json") for f in found], "")
@@ -164,9 +157,8 @@ async def run_fact_list(args: argparse.Namespace) -> int:
 
 
 async def run_retcon(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
-        new = await memory.curation.retcon(fact_id(args.item), args.text)
-        await embed_new(db, await write_embedder(db, app_settings(args).embedding), args.campaign)
+    async with campaign_desk(args) as desk:
+        new = await retcon_fact(desk, fact_id(args.item), args.text)
     emit(
         args,
         new.model_dump(mode="json"),
@@ -176,8 +168,8 @@ async def run_retcon(args: argparse.Namespace) -> int:
 
 
 async def run_history(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
-        versions = await memory.curation.history(fact_id(args.item))
+    async with campaign_desk(args) as desk:
+        versions = await fact_history(desk, fact_id(args.item))
     text = "\n".join(
         f"fact:{f.id}  {f.text}"
         + ("" if f.superseded_by is None else f"  (replaced by fact:{f.superseded_by})")
@@ -188,13 +180,10 @@ async def run_history(args: argparse.Namespace) -> int:
 
 
 async def run_review_list(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
-        threshold = args.threshold
-        if threshold is None:
-            threshold = (await memory.campaign()).review_threshold
-        queue = await memory.curation.review_queue(threshold)
-        imports = await memory.pending.list()
-        names = {e.id: e.name for e in (await resolver(memory)).entities}
+    async with campaign_desk(args) as desk:
+        waiting = await review_actions.waiting_for_review(desk, args.threshold)
+        names = {e.id: e.name for e in (await entity_resolver(desk)).entities}
+    threshold, queue, imports = waiting.threshold, waiting.queue, waiting.imports
     rows = (
         [
             [
@@ -244,24 +233,24 @@ async def run_review_list(args: argparse.Namespace) -> int:
 
 async def run_confirm(args: argparse.Namespace) -> int:
     item = ReviewItem.parse(args.item)
-    async with campaign_memory(args) as (_, memory):
-        await review_queue.confirm(memory, item)
+    async with campaign_desk(args) as desk:
+        await review_actions.confirm(desk, [item])
     emit(args, {"confirmed": args.item}, f"Confirmed {args.item}.")
     return 0
 
 
 async def run_reject(args: argparse.Namespace) -> int:
     item = ReviewItem.parse(args.item)
-    async with campaign_memory(args) as (_, memory):
-        await review_queue.reject(memory, item)
+    async with campaign_desk(args) as desk:
+        await review_actions.reject(desk, [item])
     emit(args, {"rejected": args.item}, f"Rejected {args.item}; it is deleted.")
     return 0
 
 
 async def _set_visibility(args: argparse.Namespace, secret: bool, known_by: list[str]) -> str:
     """Apply the visibility to the item; returns how to name the item to the DM."""
-    async with campaign_memory(args) as (_, memory):
-        entities = await resolver(memory)
+    async with campaign_desk(args) as desk:
+        entities = await entity_resolver(desk)
         kind, item = parse_item(args.item)
         label: str = args.item
         if kind == "import":
@@ -275,9 +264,7 @@ async def _set_visibility(args: argparse.Namespace, secret: bool, known_by: list
             entity = entities.resolve(str(item))
             item, label = entity.id, entity.name
         knowers = tuple(entities.resolve(name, "--known-by").id for name in known_by)
-        await memory.curation.set_visibility(
-            kind, item, Visibility(secret=secret, known_by=knowers)
-        )
+        await set_visibility(desk, kind, item, Visibility(secret=secret, known_by=knowers))
     return label
 
 
@@ -289,10 +276,10 @@ async def _keep_to_dm(args: argparse.Namespace, dm_only: bool) -> int:
             f"{args.item}: a transcript line or session is DM-only or not; --known-by is for "
             "entities, relationships and facts."
         )
-    async with campaign_memory(args) as (db, _):
+    async with campaign_desk(args) as desk:
         if kind == "line":
             assert isinstance(item, int)
-            lines = await mark_lines(db, args.campaign, [item], dm_only)
+            lines = await keep_lines_to_dm(desk, [item], dm_only)
             data = {
                 "line": item,
                 "dm_only": dm_only,
@@ -308,7 +295,7 @@ async def _keep_to_dm(args: argparse.Namespace, dm_only: bool) -> int:
                     f"{', '.join(repr(s) for s in lines.waiting_for_llm)} again."
                 )
         else:
-            marked = await mark_session(db, args.campaign, str(item), dm_only)
+            marked = await keep_session_to_dm(desk, str(item), dm_only)
             hidden = marked.hidden
             data = {"session": marked.session.id, "dm_only": dm_only}
             text = [

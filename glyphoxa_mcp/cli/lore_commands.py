@@ -9,13 +9,23 @@ import sys
 from pathlib import Path, PurePath
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
-from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, emit, resolver
-from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
+from glyphoxa_mcp.cli.dm_support import add_common, campaign_desk, emit
+from glyphoxa_mcp.cli.options import add_embedder_options
 from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
+from glyphoxa_mcp.desk.lore_actions import (
+    add_lore,
+    lore_document,
+    lore_documents,
+    pin_lore,
+    remove_lore,
+    unpin_lore,
+)
+from glyphoxa_mcp.desk.name_actions import entity_resolver
 from glyphoxa_mcp.domain.lore_models import AddedDocument, LoreDocument
 from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.lore.documents import (
     KINDS,
     MAX_LORE_FILE_CHARS,
@@ -23,11 +33,7 @@ from glyphoxa_mcp.lore.documents import (
     kind_of,
     parse_document,
 )
-from glyphoxa_mcp.lore.references import SectionReference, parse_reference, resolve_heading
-from glyphoxa_mcp.pipeline.lore_embedding import add_lore
-from glyphoxa_mcp.providers.embeddings import make_embedder
-from glyphoxa_mcp.storage.lore_library import LoreLibrary
-from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.lore.references import SectionReference, parse_reference
 
 # A folder of more lore files than this is more likely a mistake than a library.
 MAX_FILES = 1000
@@ -146,14 +152,13 @@ async def run_add(args: argparse.Namespace) -> int:
     if args.id is not None and (len(files) > 1 or args.path.is_dir()):
         raise InvalidInputError("--id names one document: add a single file with it.")
     documents = parse_files(files, args.id)
-    async with campaign_memory(args, create=True) as (db, memory):
-        entities = await resolver(memory)
+    async with campaign_desk(args, create=True) as desk:
+        entities = await entity_resolver(desk)
         knowers = sorted(
             {entities.resolve(name, "--known-by").id for name in known_by(args.known_by)}
         )
         visibility = Visibility(secret=args.secret, known_by=tuple(knowers))
-        embedder = make_embedder(app_settings(args).embedding, db.embedding_dim)
-        added = await add_lore(db, memory.campaign_id, documents, visibility, embedder)
+        added = await add_lore(desk, documents, visibility)
     counts = {d.id: len(d.sections) for d in documents}
     emit(
         args,
@@ -195,14 +200,12 @@ def _visibility(visibility: Visibility) -> str:
 
 
 async def run_list(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
-        library = LoreLibrary(db, memory.campaign_id)
+    async with campaign_desk(args) as desk:
         if args.document is None:
-            documents = await library.documents()
+            documents = await lore_documents(desk)
             return _list_documents(args, documents)
-        document = await library.document(args.document)
-        sections = await library.heading_summaries(document.id)
-        pins = await library.pins(document.id)
+        details = await lore_document(desk, args.document)
+    document, sections, pins = details.document, details.headings, details.pins
     pinned: dict[str, list[str]] = {}
     for pin in pins:
         pinned.setdefault(pin.heading, []).append(pin.npc_id)
@@ -252,10 +255,8 @@ def _list_documents(args: argparse.Namespace, documents: list[LoreDocument]) -> 
 
 
 async def run_remove(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
-        library = LoreLibrary(db, memory.campaign_id)
-        document = await library.document(args.document)
-        await library.remove(document.id)
+    async with campaign_desk(args) as desk:
+        document = await remove_lore(desk, args.document)
     emit(
         args,
         {"removed": document.id},
@@ -265,45 +266,38 @@ async def run_remove(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _pinned_section(
-    memory: CampaignMemory, library: LoreLibrary, args: argparse.Namespace
-) -> tuple[str, SectionReference, str]:
-    """The NPC's id, the reference as given, and the heading it means."""
-    npc = (await resolver(memory)).resolve(args.npc, "--npc")
+async def _npc_and_section(
+    desk: CampaignDesk, args: argparse.Namespace
+) -> tuple[str, SectionReference]:
+    """The NPC's id, and the section as given."""
+    npc = (await entity_resolver(desk)).resolve(args.npc, "--npc")
     if npc.type is not EntityType.NPC:
         raise InvalidInputError(
             f"--npc: {npc.name} is a {npc.type.value}; lore is pinned to NPCs.", field="--npc"
         )
-    reference = parse_reference(args.section)
-    heading = resolve_heading(reference, await library.headings(reference.document_id))
-    return npc.id, reference, heading
+    return npc.id, parse_reference(args.section)
 
 
 async def run_pin(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
-        library = LoreLibrary(db, memory.campaign_id)
-        npc_id, reference, heading = await _pinned_section(memory, library, args)
-        new = await library.pin(npc_id, reference.document_id, heading)
-    where = SectionReference(reference.document_id, heading)
+    async with campaign_desk(args) as desk:
+        npc_id, reference = await _npc_and_section(desk, args)
+        pinned = await pin_lore(desk, npc_id, reference)
+    where, new = pinned.section, pinned.new
     emit(
         args,
-        {"npc": npc_id, "document": reference.document_id, "heading": heading, "new": new},
+        {"npc": npc_id, "document": where.document_id, "heading": where.heading, "new": new},
         f"Pinned {where} to {npc_id}'s hot context." if new else f"{where} was pinned already.",
     )
     return 0
 
 
 async def run_unpin(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
-        library = LoreLibrary(db, memory.campaign_id)
-        npc_id, reference, heading = await _pinned_section(memory, library, args)
-        removed = await library.unpin(npc_id, reference.document_id, heading)
-    where = SectionReference(reference.document_id, heading)
-    if not removed:
-        raise NotFoundError(f"{where} is not pinned to {npc_id}.")
+    async with campaign_desk(args) as desk:
+        npc_id, reference = await _npc_and_section(desk, args)
+        where = await unpin_lore(desk, npc_id, reference)
     emit(
         args,
-        {"npc": npc_id, "document": reference.document_id, "heading": heading},
+        {"npc": npc_id, "document": where.document_id, "heading": where.heading},
         f"Unpinned {where} from {npc_id}'s hot context.",
     )
     return 0

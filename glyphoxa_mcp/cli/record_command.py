@@ -59,57 +59,51 @@ def _echo(recorded: RecordedUtterance, speaker: str) -> str:
 
 async def run_record(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.app import open_app
+    from glyphoxa_mcp.desk.session_actions import recording_into
     from glyphoxa_mcp.recording.recorder import Recorder
-    from glyphoxa_mcp.storage.campaigns import Campaigns
-    from glyphoxa_mcp.storage.recording_leases import recording_lease
 
     checked_session(args.session)
     stored = new = corrected = bad = 0
-    async with open_app(app_settings(args), max_connections=4) as app:
-        await Campaigns(app.db).ensure(args.campaign)
-        # While it runs, the session is being recorded into: deleting it is refused.
-        async with (
-            recording_lease(app.db, args.campaign, args.session),
-            anyio.create_task_group() as tasks,
-        ):
-            recorder = Recorder(app, tasks)
-            await recorder.start(args.campaign, args.session, title=args.title)
-            print(
-                f"Recording session {args.session!r} of campaign {args.campaign!r} from stdin "
-                "(end with Ctrl-D).",
-                file=sys.stderr,
-            )
-            # SIGINT or SIGTERM ends the input: what was read is stored and made searchable,
-            # then the command ends as interrupted.
-            with interruptible_stdin() as end_input, stopping_on_signal(end_input):
-                number = 0
-                while line := await _read_line():
-                    number += 1
-                    where = f"stdin:{number}"
-                    try:
-                        utterance = parse_line(line, where, datetime.now(UTC))
-                        if utterance is None:
-                            continue
-                        (recorded,) = await recorder.append(
-                            args.campaign, args.session, [utterance]
-                        )
-                    except InvalidInputError as exc:
-                        bad += 1
-                        print(f"glyphoxa-mcp: {exc}", file=sys.stderr)
-                        while len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
-                            line = await _read_line()  # skip the rest
+    # While it runs, the session is being recorded into: deleting it is refused.
+    async with (
+        open_app(app_settings(args), max_connections=4) as app,
+        recording_into(app, args.campaign, args.session),
+        anyio.create_task_group() as tasks,
+    ):
+        recorder = Recorder(app, tasks)
+        await recorder.start(args.campaign, args.session, title=args.title)
+        print(
+            f"Recording session {args.session!r} of campaign {args.campaign!r} from stdin "
+            "(end with Ctrl-D).",
+            file=sys.stderr,
+        )
+        # SIGINT or SIGTERM ends the input: what was read is stored and made searchable,
+        # then the command ends as interrupted.
+        with interruptible_stdin() as end_input, stopping_on_signal(end_input):
+            number = 0
+            while line := await _read_line():
+                number += 1
+                where = f"stdin:{number}"
+                try:
+                    utterance = parse_line(line, where, datetime.now(UTC))
+                    if utterance is None:
                         continue
-                    stored += 1
-                    new += recorded.new
-                    corrected += isinstance(recorded, StoredUtterance) and bool(
-                        recorded.corrections
-                    )
-                    if args.json:
-                        print(recorded.model_dump_json(), flush=True)
-                    else:
-                        print(_echo(recorded, utterance.speaker_name), flush=True)
-                await recorder.searchable(args.campaign, args.session)
-            tasks.cancel_scope.cancel()
+                    (recorded,) = await recorder.append(args.campaign, args.session, [utterance])
+                except InvalidInputError as exc:
+                    bad += 1
+                    print(f"glyphoxa-mcp: {exc}", file=sys.stderr)
+                    while len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+                        line = await _read_line()  # skip the rest
+                    continue
+                stored += 1
+                new += recorded.new
+                corrected += isinstance(recorded, StoredUtterance) and bool(recorded.corrections)
+                if args.json:
+                    print(recorded.model_dump_json(), flush=True)
+                else:
+                    print(_echo(recorded, utterance.speaker_name), flush=True)
+            await recorder.searchable(args.campaign, args.session)
+        tasks.cancel_scope.cancel()
     summary = {"session": args.session, "read": stored, "new": new, "corrected": corrected}
     if not args.json:
         print(

@@ -12,7 +12,6 @@ from anyio import create_task_group
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from glyphoxa_mcp.app import App, open_app
-from glyphoxa_mcp.cli.dm_support import check_npc
 from glyphoxa_mcp.cli.http_options import (
     add_http_options,
     allowed_hosts,
@@ -34,6 +33,8 @@ from glyphoxa_mcp.cli.settings import DEFAULT_SERVE_PORT
 from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
+from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
+from glyphoxa_mcp.desk.name_actions import check_npc
 from glyphoxa_mcp.domain.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, tier_policy
 from glyphoxa_mcp.domain.tool_names import NameStyle
 from glyphoxa_mcp.domain.viewer import Viewer
@@ -45,7 +46,6 @@ from glyphoxa_mcp.server.http_limits import (
     DEFAULT_MAX_SESSIONS_PER_TOKEN,
     HttpTimeouts,
 )
-from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.supervision import DEFAULT_UNHEALTHY_EXIT_S, UNHEALTHY_EXIT_CODE, Supervisor
 
 log = logging.getLogger(__name__)
@@ -202,12 +202,11 @@ async def run_serve(args: argparse.Namespace) -> int:
 
 
 async def _single_viewer(app: App, settings: ServeSettings) -> Viewer:
-    memory = app.memory(settings.campaign or DEFAULT_CAMPAIGN)
-    await memory.campaign()
+    desk = await CampaignDesk.of(app, settings.campaign or DEFAULT_CAMPAIGN)
     if settings.npc is None:
-        return Viewer.dm(memory.campaign_id)
-    await check_npc(memory, settings.npc)
-    return Viewer.npc(memory.campaign_id, settings.npc)
+        return Viewer.dm(desk.campaign_id)
+    await check_npc(desk, settings.npc)
+    return Viewer.npc(desk.campaign_id, settings.npc)
 
 
 async def _serve_stdio(app: App, settings: ServeSettings) -> None:
@@ -272,7 +271,7 @@ async def _serve_http(
     http_app = build_http_app(
         app.db,
         registry,
-        TokenGate(AccessTokens(app.db) if settings.auth == "token" else None),
+        TokenGate(app.access_tokens() if settings.auth == "token" else None),
         HostRules(settings.allowed_hosts, settings.allowed_origins),
         single=single,
         default_tier=settings.tier,

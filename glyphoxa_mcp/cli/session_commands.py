@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
-from glyphoxa_mcp.cli.dm_support import add_common, campaign_memory, checked_session, emit
+from glyphoxa_mcp.cli.dm_support import add_common, campaign_desk, checked_session, emit
 from glyphoxa_mcp.cli.options import (
     add_embedder_options,
     add_llm_options,
@@ -19,10 +19,21 @@ from glyphoxa_mcp.cli.options import (
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.cli.progress import Progress
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
+from glyphoxa_mcp.desk.session_actions import (
+    delete_session,
+    end_session,
+    get_session,
+    ingest_transcript,
+    list_sessions,
+    process_session,
+    read_transcript,
+    session_facts,
+    session_lines,
+    sessions_waiting_for_llm,
+    summaries_to_review,
+)
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.ingest import ingest_entries
-from glyphoxa_mcp.pipeline.transcripts import parse_transcript
-from glyphoxa_mcp.storage.deletion import delete_session, summaries_to_review
 
 if TYPE_CHECKING:
     from glyphoxa_mcp.domain.reports import EndReport, ExtractionReport
@@ -109,9 +120,9 @@ def _start(text: str | None) -> datetime:
 
 async def run_ingest(args: argparse.Namespace) -> int:
     checked_session(args.session)
-    entries = parse_transcript(read_text(args.file), str(args.file), _start(args.start))
+    entries = read_transcript(read_text(args.file), str(args.file), _start(args.start))
     async with await Database.open(database_settings(args), max_size=2) as db:
-        report = await ingest_entries(db, args.campaign, args.session, entries, title=args.title)
+        report = await ingest_transcript(db, args.campaign, args.session, entries, title=args.title)
     emit(
         args,
         {"session": report.session_id, "read": report.read, "added": report.added},
@@ -124,19 +135,11 @@ async def run_ingest(args: argparse.Namespace) -> int:
 
 async def run_process(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.app import open_app
-    from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
-    from glyphoxa_mcp.pipeline.process import process_session
 
     async with open_app(app_settings(args), max_connections=2) as app:
-        memory = app.memory(args.campaign)
-        await memory.campaign()
-        await memory.sessions.get(args.session)
+        desk = await CampaignDesk.of(app, args.campaign)
         report = await process_session(
-            memory,
-            app.embedder,
-            args.session,
-            on_progress=Progress(f"embedding {args.session}"),
-            llm=LLMNameCorrector(app.chat) if app.chat else None,
+            desk, args.session, on_progress=Progress(f"embedding {args.session}")
         )
     emit(
         args,
@@ -156,9 +159,9 @@ async def run_process(args: argparse.Namespace) -> int:
 
 
 async def run_list(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
-        sessions = await memory.sessions.list()
-        to_review = set(await summaries_to_review(db, memory.campaign_id))
+    async with campaign_desk(args) as desk:
+        sessions = await list_sessions(desk)
+        to_review = set(await summaries_to_review(desk))
     if args.json:
         emit(
             args,
@@ -190,9 +193,9 @@ async def run_list(args: argparse.Namespace) -> int:
 
 
 async def run_show(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
-        session = await memory.sessions.get(checked_session(args.session))
-        lines = await memory.log.entries(session.id)
+    async with campaign_desk(args) as desk:
+        session = await get_session(desk, checked_session(args.session))
+        lines = await session_lines(desk, session.id)
     if args.grep:
         wanted = args.grep.casefold()
         lines = [e for e in lines if wanted in f"{e.speaker_name}: {e.text}".casefold()]
@@ -221,9 +224,8 @@ async def run_show(args: argparse.Namespace) -> int:
 
 
 async def run_facts(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (_, memory):
-        await memory.sessions.get(args.session)
-        facts = await memory.session_facts.of_session(args.session)
+    async with campaign_desk(args) as desk:
+        facts = await session_facts(desk, args.session)
     if args.json:
         emit(args, [f.model_dump(mode="json") for f in facts], "")
     elif facts:
@@ -246,13 +248,11 @@ def _day(moment: datetime | None) -> str:
 
 async def run_end(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.app import open_app
-    from glyphoxa_mcp.pipeline.finish import end_session
 
     if args.session is None and not args.retry_llm:
         raise InvalidInputError("Name the session to end (glyphoxa-mcp session list).")
     async with open_app(app_settings(args), max_connections=2) as app:
-        memory = app.memory(args.campaign)
-        await memory.campaign()
+        desk = await CampaignDesk.of(app, args.campaign)
         if args.retry_llm:
             if app.chat is None:
                 raise InvalidInputError(
@@ -262,7 +262,7 @@ async def run_end(args: argparse.Namespace) -> int:
             sessions = (
                 [args.session]
                 if args.session
-                else [s.id for s in await memory.sessions.waiting_for_llm()]
+                else [s.id for s in await sessions_waiting_for_llm(desk)]
             )
             if not sessions:
                 emit(args, [], "No session is waiting for the LLM.")
@@ -270,14 +270,7 @@ async def run_end(args: argparse.Namespace) -> int:
         else:
             sessions = [args.session]
         reports = [
-            await end_session(
-                app.db,
-                args.campaign,
-                session_id,
-                app.embedder,
-                _start(args.at) if args.at else None,
-                chat=app.chat,
-            )
+            await end_session(desk, session_id, _start(args.at) if args.at else None)
             for session_id in sessions
         ]
     outcome = [_ended(report) for report in reports]
@@ -325,8 +318,8 @@ def _extracted(report: ExtractionReport) -> str:
 
 
 async def run_delete(args: argparse.Namespace) -> int:
-    async with campaign_memory(args) as (db, memory):
-        deleted = await delete_session(db, memory.campaign_id, checked_session(args.session))
+    async with campaign_desk(args) as desk:
+        deleted = await delete_session(desk, checked_session(args.session))
     kept = deleted.facts_kept + deleted.relationships_kept
     emit(
         args,

@@ -8,16 +8,14 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 from glyphoxa_mcp.access import Grant
-from glyphoxa_mcp.cli.dm_support import check_npc, emit
+from glyphoxa_mcp.cli.dm_support import emit
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.desk.token_actions import create_token, list_tokens, revoke_token
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.viewer import Viewer, ViewerKind
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.storage.access_tokens import AccessTokens
-from glyphoxa_mcp.storage.campaigns import Campaigns
-from glyphoxa_mcp.storage.memory import CampaignMemory
 
 MAX_DAYS = 3650
 
@@ -98,11 +96,8 @@ async def run_create(args: argparse.Namespace) -> int:
         raise InvalidInputError("--label: at most 200 characters.")
     viewer = _viewer(args)
     async with await Database.open(database_settings(args), max_size=2) as db:
-        await Campaigns(db).get(viewer.campaign)
-        if viewer.npc_id is not None:
-            await check_npc(CampaignMemory(db, viewer.campaign), viewer.npc_id)
-        grant, token = await AccessTokens(db).create(
-            viewer, Tier(args.tier) if args.tier else None, label, expires_at
+        grant, token = await create_token(
+            db, viewer, Tier(args.tier) if args.tier else None, label, expires_at
         )
     if args.json:
         print(json.dumps({"id": grant.id, "token": token.token}))
@@ -151,7 +146,7 @@ def _day(moment: datetime | None) -> str:
 
 async def run_list(args: argparse.Namespace) -> int:
     async with await Database.open(database_settings(args), max_size=2) as db:
-        grants = await AccessTokens(db).list(args.campaign or None)
+        grants = await list_tokens(db, args.campaign or None)
     rows = [_row(grant) for grant in grants]
     if args.json:
         emit(args, rows, "")
@@ -181,6 +176,6 @@ async def run_list(args: argparse.Namespace) -> int:
 
 async def run_revoke(args: argparse.Namespace) -> int:
     async with await Database.open(database_settings(args), max_size=2) as db:
-        grant = await AccessTokens(db).revoke(args.id.strip())
+        grant = await revoke_token(db, args.id.strip())
     emit(args, _row(grant), f"Token {grant.id} ({grant.viewer.describe()}) is revoked.")
     return 0

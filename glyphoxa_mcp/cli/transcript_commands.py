@@ -1,4 +1,4 @@
-"""`transcript forget line:ID`: a line of a transcript forgotten (pipeline/forget.py)."""
+"""`transcript forget line:ID`: a line of a transcript forgotten (desk/session_actions.py)."""
 
 from __future__ import annotations
 
@@ -36,12 +36,13 @@ def line_id(reference: str) -> int:
 
 async def run_forget(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.app import open_app
-    from glyphoxa_mcp.pipeline.forget import forget_line
+    from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
+    from glyphoxa_mcp.desk.session_actions import forget_line
 
     entry_id = line_id(args.line)
     async with open_app(app_settings(args), max_connections=2) as app:
-        await app.memory(args.campaign).campaign()
-        forgotten = await forget_line(app.db, args.campaign, entry_id, app.embedder)
+        desk = await CampaignDesk.of(app, args.campaign)
+        forgotten = await forget_line(desk, entry_id)
     summary = {
         "rewritten": " Its summary was written again without it and waits for review"
         + (" (and for `session end --retry-llm`)." if forgotten.llm_pending else "."),

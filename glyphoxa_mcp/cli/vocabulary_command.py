@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from glyphoxa_mcp.cli.dm_support import campaign_memory, check_npc
+from glyphoxa_mcp.cli.dm_support import campaign_desk
 from glyphoxa_mcp.cli.options import add_database_options, env_option
+from glyphoxa_mcp.desk.name_actions import speech_terms
 from glyphoxa_mcp.recall.speech_terms import FORMATS, formatted
 
 
@@ -28,11 +29,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 async def run_vocabulary(args: argparse.Namespace) -> int:
-    from glyphoxa_mcp.views.view import View
-
-    async with campaign_memory(args) as (_, memory):
-        if args.npc:
-            await check_npc(memory, args.npc)
-        terms = await View(memory, args.npc or None).speech_terms()
-    print(formatted(terms, args.format, memory.campaign_id))
+    async with campaign_desk(args) as desk:
+        terms = await speech_terms(desk, args.npc or None)
+    print(formatted(terms, args.format, desk.campaign_id))
     return 0

@@ -144,20 +144,20 @@ def web_settings(args: argparse.Namespace) -> WebSettings:
 async def run_web(args: argparse.Namespace) -> int:
     settings = web_settings(args)
     # The web server and its templates load only for this command.
+    from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
     from glyphoxa_mcp.server.hosting import listening_socket, serve_http
     from glyphoxa_mcp.server.http_guard import HostRules
     from glyphoxa_mcp.server.token_gate import TokenGate
-    from glyphoxa_mcp.storage.access_tokens import AccessTokens
     from glyphoxa_mcp.web.desk_app import build_desk
 
     # Before the database and the embedder start: a port in use is known in a moment.
     with listening_socket(settings.host, settings.port) as sock:
         async with open_app(app_settings(args)) as app:
             if settings.campaign is not None:
-                await app.memory(settings.campaign).campaign()
+                await CampaignDesk.of(app, settings.campaign)  # NotFoundError if it is not
             desk = build_desk(
                 app,
-                TokenGate(AccessTokens(app.db) if settings.auth == "token" else None),
+                TokenGate(app.access_tokens() if settings.auth == "token" else None),
                 HostRules(settings.allowed_hosts, settings.allowed_origins),
                 only_campaign=settings.campaign,
                 sign_ins=settings.sign_ins(),
