@@ -15,11 +15,11 @@ from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from glyphoxa_mcp.app import App
+from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
 from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError, NotFoundError
 from glyphoxa_mcp.server.token_gate import Refused, TokenGate
-from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.web.browser_sessions import BrowserSession, BrowserSessions
 from glyphoxa_mcp.web.forms import read_form
 
@@ -66,7 +66,7 @@ def replace_session(request: Request, session: BrowserSession) -> None:
     request.scope["state"][SESSION_STATE] = session
 
 
-async def campaign_memory(request: Request) -> CampaignMemory:
+async def campaign_desk(request: Request) -> CampaignDesk:
     """The campaign the path names, when this browser may use it: signed in with its DM
     token (checked again now: a revoked token stops here), or without auth on loopback."""
     desk = desk_of(request)
@@ -88,9 +88,7 @@ async def campaign_memory(request: Request) -> CampaignMemory:
             desk.sessions.end(session)
             replace_session(request, desk.sessions.visitor())
             raise SignInNeeded(refusal.message) from None
-    memory = desk.app.memory(campaign)
-    await memory.campaign()
-    return memory
+    return await CampaignDesk.of(desk.app, campaign)
 
 
 def render(

@@ -1,8 +1,8 @@
 """The DM's desk as one ASGI application: the pages, their static files, the browser sessions,
 and the same Host and Origin checks as the MCP server (`HostGuard`) in front of all of it.
 
-Every page that reads or changes a campaign asks the stores and views the commands use, so a
-rule (the rumour threshold, who may know what, what a retcon keeps) lives in one place.
+Every page that reads or changes a campaign calls the DM's desk (`desk/`), as the commands do,
+so a rule (the rumour threshold, who may know what, what a retcon keeps) lives in one place.
 """
 
 from __future__ import annotations

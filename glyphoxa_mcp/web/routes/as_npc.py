@@ -10,13 +10,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from glyphoxa_mcp.campaign.resolver import EntityResolver
+from glyphoxa_mcp.desk.entity_actions import list_entities
+from glyphoxa_mcp.desk.name_actions import name_resolver
 from glyphoxa_mcp.domain.models import MAX_NAME_CHARS
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.views.limits import MAX_QUERY
-from glyphoxa_mcp.web.desk import browser_session, campaign_memory, desk_of, render
+from glyphoxa_mcp.web.desk import browser_session, campaign_desk, desk_of, render
 from glyphoxa_mcp.web.forms import Form, query_of
 from glyphoxa_mcp.web.npc_lens import look_as
 
@@ -31,19 +32,19 @@ class Lens(Form):
 
 
 async def as_npc_page(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     wanted = query_of(request, Lens)
     lens = None
     if wanted.npc:
         try:
-            npc = EntityResolver(await memory.known_entities()).resolve(wanted.npc, "npc")
+            npc = (await name_resolver(desk)).resolve(wanted.npc, "npc")
         except InvalidInputError as exc:
             browser_session(request).note("error", str(exc))
         else:
             lens = await look_as(
-                desk_of(request).app, memory.campaign_id, npc.id, wanted.tier, wanted.query
+                desk_of(request).app, desk.campaign_id, npc.id, wanted.tier, wanted.query
             )
-    npcs = await memory.graph.find_entities(type=EntityType.NPC, limit=NPCS_LISTED)
+    npcs = await list_entities(desk, EntityType.NPC, limit=NPCS_LISTED)
     return render(
         request,
         "as_npc.html",

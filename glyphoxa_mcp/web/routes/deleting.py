@@ -1,6 +1,7 @@
 """Deleting from the desk, as `transcript forget`, `session delete` and `campaign delete` do
-(storage/deletion.py, pipeline/forget.py): one line of a transcript, a whole session, or the
-campaign. A session or a campaign is deleted only when its id is typed to confirm."""
+(desk/session_actions.py, desk/campaign_actions.py): one line of a transcript, a whole
+session, or the campaign. A session or a campaign is deleted only when its id is typed to
+confirm."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from glyphoxa_mcp.desk.campaign_actions import delete_campaign
+from glyphoxa_mcp.desk.session_actions import delete_session, forget_line
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.forget import forget_line
-from glyphoxa_mcp.storage.deletion import delete_campaign, delete_session
-from glyphoxa_mcp.web.desk import acting, campaign_memory, desk_of, replace_session
+from glyphoxa_mcp.web.desk import acting, campaign_desk, desk_of, replace_session
 from glyphoxa_mcp.web.forms import Form, NoFields
 
 
@@ -35,12 +36,11 @@ def check_typed(form: Confirmed, wanted: str, what: str) -> None:
 
 
 async def forget(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     entry_id = int(request.path_params["entry_id"])
-    async with acting(request, f"/c/{memory.campaign_id}/sessions") as act:
+    async with acting(request, f"/c/{desk.campaign_id}/sessions") as act:
         await act.form(NoFields)
-        app = desk_of(request).app
-        forgotten = await forget_line(app.db, memory.campaign_id, entry_id, app.embedder)
+        forgotten = await forget_line(desk, entry_id)
         text = f"Forgot line:{entry_id}; {forgotten.passages_removed} passages held it."
         if forgotten.summary != "none":
             text += " The summary waits for your review" + (
@@ -56,12 +56,12 @@ async def forget(request: Request) -> Response:
 
 
 async def delete_a_session(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     session_id = str(request.path_params["session_id"])
-    sessions = f"/c/{memory.campaign_id}/sessions"
+    sessions = f"/c/{desk.campaign_id}/sessions"
     async with acting(request, f"{sessions}/{session_id}") as act:
         check_typed(await act.form(Confirmed), session_id, "session")
-        deleted = await delete_session(memory.db, memory.campaign_id, session_id)
+        deleted = await delete_session(desk, session_id)
         kept = deleted.facts_kept + deleted.relationships_kept
         act.done(
             f"Deleted session {session_id!r}: {deleted.lines} lines, {deleted.passages} "
@@ -77,20 +77,20 @@ async def delete_a_session(request: Request) -> Response:
 
 
 async def delete_the_campaign(request: Request) -> Response:
-    memory = await campaign_memory(request)
-    desk = desk_of(request)
-    async with acting(request, f"/c/{memory.campaign_id}/review") as act:
+    desk = await campaign_desk(request)
+    pages = desk_of(request)
+    async with acting(request, f"/c/{desk.campaign_id}/review") as act:
         form = await act.form(CampaignDeletion)
-        check_typed(form, memory.campaign_id, "campaign")
-        deleted = await delete_campaign(memory.db, memory.campaign_id, form.branches)
+        check_typed(form, desk.campaign_id, "campaign")
+        deleted = await delete_campaign(desk.db, desk.campaign_id, form.branches)
         also = ""
         if deleted.branches_deleted:
             also += f" and its branches {', '.join(deleted.branches_deleted)}"
         if deleted.branches_kept:
             also += f"; its branches {', '.join(deleted.branches_kept)} are campaigns of their own"
         # Its DM token went with it: this browser is signed out.
-        desk.sessions.end(act.session)
-        fresh = desk.sessions.visitor()
+        pages.sessions.end(act.session)
+        fresh = pages.sessions.visitor()
         replace_session(request, fresh)
         fresh.note(
             "ok",

@@ -10,17 +10,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from glyphoxa_mcp.campaign.resolver import EntityResolver
+from glyphoxa_mcp.desk import entity_actions, secret_actions
+from glyphoxa_mcp.desk.fact_actions import rumour_rule, source_lines
+from glyphoxa_mcp.desk.name_actions import name_resolver, names_by_id
 from glyphoxa_mcp.domain.models import MAX_NAME_CHARS, Visibility
-from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN, EntityType
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
-from glyphoxa_mcp.storage.entity_pages import EntityPages
-from glyphoxa_mcp.web.desk import acting, campaign_memory, render
+from glyphoxa_mcp.web.desk import acting, campaign_desk, render
 from glyphoxa_mcp.web.forms import Form, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_link
-from glyphoxa_mcp.web.source_lines import source_lines
 
 MAX_KNOWERS = 200
 
@@ -39,11 +38,11 @@ class VisibilityEdit(Form):
 
 
 async def entity_list(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     wanted = query_of(request, EntityList)
     paging = Paging(wanted.page, 0)
-    found = await EntityPages(memory.db, memory.campaign_id).page(
-        offset=paging.offset, limit=paging.size, holding=wanted.q, type=wanted.type
+    found = await entity_actions.entity_page(
+        desk, offset=paging.offset, limit=paging.size, holding=wanted.q, type=wanted.type
     )
     paging = Paging(wanted.page, found.total)
     params = {"q": wanted.q, "type": wanted.type.value if wanted.type else None}
@@ -62,12 +61,12 @@ async def entity_list(request: Request) -> Response:
 
 
 async def entity_page(request: Request) -> Response:
-    memory = await campaign_memory(request)
-    entity = await memory.graph.get_entity(str(request.path_params["entity_id"]))
-    snapshot = await memory.queries.identity_snapshot(entity.id)
-    rumours = RumourRule(threshold=(await memory.campaign()).review_threshold)
-    names = {e.id: e.name for e in await memory.known_entities()}
-    lines = await source_lines(memory, snapshot.facts)
+    desk = await campaign_desk(request)
+    details = await entity_actions.entity_details(desk, str(request.path_params["entity_id"]))
+    entity, snapshot = details.entity, details.snapshot
+    rumours = await rumour_rule(desk)
+    names = await names_by_id(desk)
+    lines = await source_lines(desk, snapshot.facts)
     return render(
         request,
         "entity.html",
@@ -93,8 +92,8 @@ def _item_id(kind: str, item: str) -> str | int:
 
 
 async def set_visibility(request: Request) -> Response:
-    memory = await campaign_memory(request)
-    async with acting(request, f"/c/{memory.campaign_id}/entities") as act:
+    desk = await campaign_desk(request)
+    async with acting(request, f"/c/{desk.campaign_id}/entities") as act:
         form = await act.form(VisibilityEdit)
         named = [n.strip() for n in form.known_by.split(",") if n.strip()]
         if len(named) > MAX_KNOWERS:
@@ -102,10 +101,12 @@ async def set_visibility(request: Request) -> Response:
                 f"known_by: at most {MAX_KNOWERS} NPCs; leave it empty for the DM alone.",
                 field="known_by",
             )
-        entities = EntityResolver(await memory.known_entities())
+        entities = await name_resolver(desk)
         knowers = tuple(dict.fromkeys(entities.resolve(n, "known_by").id for n in named))
         visibility = Visibility(secret=form.secret, known_by=knowers)
-        await memory.curation.set_visibility(form.kind, _item_id(form.kind, form.item), visibility)
+        await secret_actions.set_visibility(
+            desk, form.kind, _item_id(form.kind, form.item), visibility
+        )
         who = ", ".join(knowers) if knowers else ("the DM only" if form.secret else "everyone")
         label = form.item if form.kind == "entity" else f"{form.kind} {form.item}"
         act.done(f"{label} is now {'secret, ' if form.secret else ''}known by {who}.")

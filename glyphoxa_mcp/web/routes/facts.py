@@ -10,11 +10,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from glyphoxa_mcp.desk.fact_actions import fact_history, get_fact, retcon_fact, source_lines
+from glyphoxa_mcp.desk.name_actions import names_by_id
 from glyphoxa_mcp.domain.models import MAX_FACT_CHARS
-from glyphoxa_mcp.pipeline.fact_embedding import embed_new
-from glyphoxa_mcp.web.desk import acting, campaign_memory, desk_of, render
+from glyphoxa_mcp.web.desk import acting, campaign_desk, render
 from glyphoxa_mcp.web.forms import Form
-from glyphoxa_mcp.web.source_lines import source_lines
 
 
 class Retcon(Form):
@@ -22,31 +22,29 @@ class Retcon(Form):
 
 
 async def fact_page(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     fact_id = int(request.path_params["fact_id"])
-    fact = await memory.graph.get_fact(fact_id)
-    versions = await memory.curation.history(fact_id)
-    names = {e.id: e.name for e in await memory.known_entities()}
+    fact = await get_fact(desk, fact_id)
+    versions = await fact_history(desk, fact_id)
+    names = await names_by_id(desk)
     return render(
         request,
         "fact.html",
         {
             "fact": fact,
             "versions": list(reversed(versions)),
-            "line": (await source_lines(memory, [fact]))[fact.id],
+            "line": (await source_lines(desk, [fact]))[fact.id],
             "names": names,
         },
     )
 
 
 async def retcon(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     fact_id = int(request.path_params["fact_id"])
-    async with acting(request, f"/c/{memory.campaign_id}/facts/{fact_id}") as act:
+    async with acting(request, f"/c/{desk.campaign_id}/facts/{fact_id}") as act:
         form = await act.form(Retcon)
-        new = await memory.curation.retcon(fact_id, form.text)
-        # Stored already; the vector follows, or waits for the backfill if the embedder fails.
-        await embed_new(memory.db, desk_of(request).app.embedder, memory.campaign_id)
+        new = await retcon_fact(desk, fact_id, form.text)
         act.done(
             f"fact:{fact_id} is retconned: fact:{new.id} now reads {new.text!r} (confirmed); "
             "the old version is kept as history."

@@ -11,10 +11,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from glyphoxa_mcp.pipeline.dm_only import mark_lines, mark_session
-from glyphoxa_mcp.pipeline.dm_summary import MAX_SUMMARY_CHARS, write_dm_summary
-from glyphoxa_mcp.storage.deletion import clear_summary_flag, summaries_to_review
-from glyphoxa_mcp.web.desk import acting, campaign_memory, render
+from glyphoxa_mcp.desk import session_actions
+from glyphoxa_mcp.desk.secret_actions import keep_lines_to_dm, keep_session_to_dm
+from glyphoxa_mcp.desk.session_actions import (
+    get_session,
+    list_sessions,
+    session_lines,
+    summaries_to_review,
+    write_summary,
+)
+from glyphoxa_mcp.domain.models import MAX_SUMMARY_CHARS
+from glyphoxa_mcp.web.desk import acting, campaign_desk, render
 from glyphoxa_mcp.web.forms import Form, NoFields, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_holding, page_link
 from glyphoxa_mcp.web.transcript import segments
@@ -51,15 +58,15 @@ def session_url(campaign: str, session_id: str) -> str:
 
 
 async def session_list(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     wanted = query_of(request, SessionList)
-    sessions = await memory.sessions.list()
+    sessions = await list_sessions(desk)
     paging = Paging(wanted.page, len(sessions))
     return render(
         request,
         "sessions.html",
         {
-            "to_review": set(await summaries_to_review(memory.db, memory.campaign_id)),
+            "to_review": set(await summaries_to_review(desk)),
             "sessions": paging.of(sessions),
             "paging": paging,
             "page_url": lambda n: page_link(request.url.path, {}, n),
@@ -68,10 +75,10 @@ async def session_list(request: Request) -> Response:
 
 
 async def session_page(request: Request) -> Response:
-    memory = await campaign_memory(request)
-    session = await memory.sessions.get(str(request.path_params["session_id"]))
+    desk = await campaign_desk(request)
+    session = await get_session(desk, str(request.path_params["session_id"]))
     wanted = query_of(request, Transcript)
-    lines = await memory.log.entries(session.id)
+    lines = await session_lines(desk, session.id)
     if wanted.q:
         holding = wanted.q.casefold()
         lines = [e for e in lines if holding in f"{e.speaker_name}: {e.text}".casefold()]
@@ -86,8 +93,7 @@ async def session_page(request: Request) -> Response:
         "session.html",
         {
             "session": session,
-            "summary_to_review": session.id
-            in await summaries_to_review(memory.db, memory.campaign_id),
+            "summary_to_review": session.id in await summaries_to_review(desk),
             "lines": [(e, segments(e.raw_text, e.text, e.corrections)) for e in shown],
             "paging": paging,
             "page_url": lambda n: page_link(request.url.path, {"q": wanted.q}, n),
@@ -98,12 +104,11 @@ async def session_page(request: Request) -> Response:
 
 
 async def edit_summary(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     session_id = str(request.path_params["session_id"])
-    async with acting(request, session_url(memory.campaign_id, session_id)) as act:
+    async with acting(request, session_url(desk.campaign_id, session_id)) as act:
         form = await act.form(SummaryEdit)
-        await write_dm_summary(memory.db, memory.campaign_id, session_id, form.summary)
-        await clear_summary_flag(memory.db, memory.campaign_id, session_id)
+        await write_summary(desk, session_id, form.summary)
         act.done(
             f"The summary of {session_id!r} is now yours: marking lines DM-only later keeps it."
         )
@@ -111,22 +116,22 @@ async def edit_summary(request: Request) -> Response:
 
 
 async def summary_reviewed(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     session_id = str(request.path_params["session_id"])
-    async with acting(request, session_url(memory.campaign_id, session_id)) as act:
+    async with acting(request, session_url(desk.campaign_id, session_id)) as act:
         await act.form(NoFields)
-        await clear_summary_flag(memory.db, memory.campaign_id, session_id)
+        await session_actions.summary_reviewed(desk, session_id)
         act.done(f"The summary of {session_id!r} is reviewed.")
     return act.response
 
 
 async def mark_transcript_lines(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     session_id = str(request.path_params["session_id"])
-    async with acting(request, session_url(memory.campaign_id, session_id)) as act:
+    async with acting(request, session_url(desk.campaign_id, session_id)) as act:
         form = await act.form(LinesMark)
         dm_only = form.dm_only == "yes"
-        marked = await mark_lines(memory.db, memory.campaign_id, form.lines, dm_only)
+        marked = await keep_lines_to_dm(desk, form.lines, dm_only)
         what = "kept to the DM" if dm_only else "shown to NPCs again"
         text = f"{len(marked.lines)} lines {what}."
         if marked.summaries_rewritten:
@@ -138,12 +143,12 @@ async def mark_transcript_lines(request: Request) -> Response:
 
 
 async def mark_whole_session(request: Request) -> Response:
-    memory = await campaign_memory(request)
+    desk = await campaign_desk(request)
     session_id = str(request.path_params["session_id"])
-    async with acting(request, session_url(memory.campaign_id, session_id)) as act:
+    async with acting(request, session_url(desk.campaign_id, session_id)) as act:
         form = await act.form(SessionMark)
         dm_only = form.dm_only == "yes"
-        marked = await mark_session(memory.db, memory.campaign_id, session_id, dm_only)
+        marked = await keep_session_to_dm(desk, session_id, dm_only)
         if marked.hidden is not None:
             act.done(
                 f"Session {session_id!r} is DM-only; its episode and what it taught "

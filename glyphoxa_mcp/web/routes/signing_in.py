@@ -9,10 +9,10 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from glyphoxa_mcp.desk.campaign_actions import list_campaigns
 from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.server.token_gate import Refused
-from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.web.browser_sessions import SignInsFull
 from glyphoxa_mcp.web.desk import (
     acting,
@@ -46,7 +46,7 @@ async def home(request: Request) -> Response:
         return RedirectResponse(campaign_home(session.campaign), status_code=303)
     if desk.only_campaign is not None:
         return RedirectResponse(campaign_home(desk.only_campaign), status_code=303)
-    campaigns = await Campaigns(desk.app.db).list()
+    campaigns = await list_campaigns(desk.app.db)
     return render(request, "campaigns.html", {"campaigns": campaigns})
 
 
