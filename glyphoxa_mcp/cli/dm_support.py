@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 from datetime import date, datetime
 from typing import Any, Literal
 
-from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.cli.options import add_database_options, database_settings, env_option
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.recall.entity_resolver import EntityResolver
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory

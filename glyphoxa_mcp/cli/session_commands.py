@@ -110,9 +110,16 @@ def _start(text: str | None) -> datetime:
 
 async def run_ingest(args: argparse.Namespace) -> int:
     checked_session(args.session)
-    entries = parse_transcript(read_text(args.file), str(args.file), _start(args.start))
+    transcript = parse_transcript(read_text(args.file), str(args.file), _start(args.start))
     async with await Database.open(database_settings(args), max_size=2) as db:
-        report = await ingest_entries(db, args.campaign, args.session, entries, title=args.title)
+        report = await ingest_entries(
+            db,
+            args.campaign,
+            args.session,
+            transcript.entries,
+            title=args.title,
+            scenes=transcript.scenes,
+        )
     emit(
         args,
         {"session": report.session_id, "read": report.read, "added": report.added},

@@ -10,11 +10,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.domain.models import MAX_NAME_CHARS
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.entity_resolver import EntityResolver
 from glyphoxa_mcp.views.limits import MAX_QUERY
 from glyphoxa_mcp.web.desk import browser_session, campaign_memory, desk_of, render
 from glyphoxa_mcp.web.forms import Form, query_of

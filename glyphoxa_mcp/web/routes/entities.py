@@ -10,11 +10,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.domain.models import MAX_NAME_CHARS, Visibility
 from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN, EntityType
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.entity_resolver import EntityResolver
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.storage.entity_pages import EntityPages
 from glyphoxa_mcp.web.desk import acting, campaign_memory, render
