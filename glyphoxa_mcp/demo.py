@@ -12,11 +12,11 @@ from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.domain.models import NewSession
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.mcp_text import text_of
+from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
-from glyphoxa_mcp.pipeline.transcripts import parse_jsonl
+from glyphoxa_mcp.pipeline.transcripts import read_jsonl
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
@@ -39,11 +39,16 @@ async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMem
         f"({sum(c.action != 'unchanged' for c in report.changes)} changed)."
     )
     for session in json.loads(bundled("sessions.json"))["sessions"]:
-        entries = parse_jsonl(bundled(session["transcript"]).splitlines(), session["transcript"])
-        await memory.sessions.upsert(
-            NewSession(id=session["id"], title=session["title"], started_at=entries[0].spoken_at)
+        transcript = read_jsonl(bundled(session["transcript"]).splitlines(), session["transcript"])
+        entries = transcript.entries
+        await ingest_entries(
+            db,
+            DEMO_CAMPAIGN,
+            session["id"],
+            entries,
+            title=session["title"],
+            scenes=transcript.scenes,
         )
-        await memory.log.append_many(session["id"], entries)
         processed = await process_session(memory, embedder, session["id"])
         await memory.sessions.end(session["id"], entries[-1].spoken_at)
         await memory.sessions.set_summary(session["id"], session["summary"], "dm")

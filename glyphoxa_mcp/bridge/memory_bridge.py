@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -52,6 +52,9 @@ class MemoryBridge:
         self.client = client
         self.recorder = recorder
         self._listed: dict[ToolName, str] | None = None
+        # Per session, who is present and where, as scenes were last set through this bridge.
+        self._present: dict[str, list[str]] = {}
+        self._location: dict[str, str] = {}
 
     @classmethod
     @asynccontextmanager
@@ -132,15 +135,61 @@ class MemoryBridge:
 
     # --- recording ----------------------------------------------------------------------------
 
-    async def start_session(self, session_id: str, title: str | None = None) -> dict[str, Any]:
+    async def start_session(
+        self,
+        session_id: str,
+        title: str | None = None,
+        *,
+        present: Sequence[str] | None = None,
+        location: str | None = None,
+    ) -> dict[str, Any]:
+        """Open the session; with `present` (NPC ids, names or aliases) and `location`, its
+        opening scene too."""
         arguments: dict[str, Any] = {"session_id": session_id}
         if title is not None:
             arguments["title"] = title
+        if present is not None:
+            arguments["present"] = list(present)
+            self._present[session_id] = list(dict.fromkeys(present))
+        if location is not None:
+            arguments["location"] = location
+            self._location[session_id] = location
         return await self._record_call("session.start", arguments)
+
+    async def set_scene(
+        self,
+        session_id: str,
+        present: Sequence[str],
+        *,
+        location: str | None = None,
+        title: str | None = None,
+    ) -> dict[str, Any]:
+        """A new scene from now: the NPCs present (the players always are) and where (None:
+        where the last scene set through this bridge was)."""
+        self._present[session_id] = list(dict.fromkeys(present))
+        if location is not None:
+            self._location[session_id] = location
+        arguments: dict[str, Any] = {"session_id": session_id, "present": list(present)}
+        if self._location.get(session_id) is not None:
+            arguments["location"] = self._location[session_id]
+        if title is not None:
+            arguments["title"] = title
+        return await self._record_call("scene.set", arguments)
+
+    async def npc_joined(self, session_id: str, npc: str) -> dict[str, Any]:
+        """An NPC joined the table's voice session: a new scene with it present."""
+        present = self._present.get(session_id, [])
+        return await self.set_scene(session_id, [*present, npc] if npc not in present else present)
+
+    async def npc_left(self, session_id: str, npc: str) -> dict[str, Any]:
+        """An NPC left the table's voice session: a new scene without it."""
+        present = self._present.get(session_id, [])
+        return await self.set_scene(session_id, [p for p in present if p != npc])
 
     async def record(self, session_id: str, *utterances: Mapping[str, Any]) -> dict[str, Any]:
         """Append utterances ({speaker_id, speaker_name, text, timestamp, utterance_id?,
-        npc_id?, ...}); the answer has each one's corrected text and whether it was new."""
+        npc_id?, ...}); the answer is each one's utterance_id and whether this call stored it
+        (new), nothing of what was stored."""
         return await self._record_call(
             "transcript.append",
             {"session_id": session_id, "utterances": [dict(u) for u in utterances]},

@@ -10,7 +10,6 @@ them by command); facts are identified by subject and text.
 from __future__ import annotations
 
 from glyphoxa_mcp.campaign.file_format import CampaignFile, Visible
-from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import (
     Entity,
@@ -27,6 +26,7 @@ from glyphoxa_mcp.domain.vocabulary import checked_relationship_type, slugify
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.recall.entity_resolver import EntityResolver
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 

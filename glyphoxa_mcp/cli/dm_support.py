@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from datetime import date, datetime
 from typing import Any, Literal
 
-from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.cli.options import (
     add_database_options,
     app_settings,
@@ -21,6 +20,7 @@ from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
 from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import InvalidInputError
+from glyphoxa_mcp.recall.entity_resolver import EntityResolver
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:

@@ -128,10 +128,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         http,
         "--unhealthy-exit-s",
         env="GLYPHOXA_UNHEALTHY_EXIT_S",
-        help="exit with code %d once the server could not serve calls this long for a reason "
-        "of its own (a background task failing again and again, a session manager stopped; a "
-        "database outage does not count), so a supervisor starts it again; 0: never"
-        % UNHEALTHY_EXIT_CODE,
+        help=f"exit with code {UNHEALTHY_EXIT_CODE} once the server could not serve calls this "
+        "long for a reason of its own (a background task failing again and again, a session "
+        "manager stopped; a database outage does not count), so a supervisor starts it again; "
+        "0: never",
         metavar="S",
     )
     for tier in Tier:

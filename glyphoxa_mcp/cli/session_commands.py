@@ -120,9 +120,11 @@ def _start(text: str | None) -> datetime:
 
 async def run_ingest(args: argparse.Namespace) -> int:
     checked_session(args.session)
-    entries = read_transcript(read_text(args.file), str(args.file), _start(args.start))
+    transcript = read_transcript(read_text(args.file), str(args.file), _start(args.start))
     async with await Database.open(database_settings(args), max_size=2) as db:
-        report = await ingest_transcript(db, args.campaign, args.session, entries, title=args.title)
+        report = await ingest_transcript(
+            db, args.campaign, args.session, transcript, title=args.title
+        )
     emit(
         args,
         {"session": report.session_id, "read": report.read, "added": report.added},

@@ -3,10 +3,10 @@ typed, for an NPC's speech-to-text vocabulary, and for name correction."""
 
 from __future__ import annotations
 
-from glyphoxa_mcp.campaign.resolver import EntityResolver
 from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
 from glyphoxa_mcp.domain.models import Entity
 from glyphoxa_mcp.errors import NotFoundError
+from glyphoxa_mcp.recall.entity_resolver import EntityResolver
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.views.view import View
 

@@ -9,13 +9,13 @@ extraction's models) when they run, so that starting a command costs no more for
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
-from glyphoxa_mcp.domain.models import Entry, NewEntry, Session, SessionFact
+from glyphoxa_mcp.domain.models import Entry, Session, SessionFact
 from glyphoxa_mcp.domain.reports import (
     EndReport,
     IngestReport,
@@ -25,15 +25,15 @@ from glyphoxa_mcp.domain.reports import (
 )
 from glyphoxa_mcp.pipeline.dm_summary import write_dm_summary
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
-from glyphoxa_mcp.pipeline.transcripts import parse_transcript
+from glyphoxa_mcp.pipeline.transcripts import Transcript, parse_transcript
 from glyphoxa_mcp.storage import deletion
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.recording_leases import recording_lease
 
 
-def read_transcript(text: str, source: str, start: datetime) -> list[NewEntry]:
-    """A transcript's utterances: JSON Lines, or 'Speaker: text' lines placed 5 s apart from
-    `start`. (pure)"""
+def read_transcript(text: str, source: str, start: datetime) -> Transcript:
+    """A transcript's utterances and the scenes it starts: JSON Lines, or 'Speaker: text'
+    lines placed 5 s apart from `start`. (pure)"""
     return parse_transcript(text, source, start)
 
 
@@ -41,13 +41,15 @@ async def ingest_transcript(
     db: Database,
     campaign_id: str,
     session_id: str,
-    entries: Sequence[NewEntry],
+    transcript: Transcript,
     *,
     title: str | None = None,
 ) -> IngestReport:
-    """The utterances stored in the session (in one transaction), the campaign and the
-    session made as needed; ingesting them again adds nothing."""
-    return await ingest_entries(db, campaign_id, session_id, entries, title=title)
+    """The utterances and scenes stored in the session (in one transaction), the campaign
+    and the session made as needed; ingesting them again adds nothing."""
+    return await ingest_entries(
+        db, campaign_id, session_id, transcript.entries, title=title, scenes=transcript.scenes
+    )
 
 
 async def process_session(

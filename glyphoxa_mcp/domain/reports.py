@@ -63,6 +63,7 @@ class IngestReport:
     session_id: str
     read: int
     added: int
+    scenes: int = 0
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ class RecorderToolName(DottedName):
     SESSION_END = "session.end"
     SESSION_FACTS_SET = "session_facts.set"
     SESSION_FACTS_CLEAR = "session_facts.clear"
+    SCENE_SET = "scene.set"
 
 
 class NameStyle(StrEnum):

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import NewEntry, NewSession, build
 from glyphoxa_mcp.domain.reports import IngestReport
+from glyphoxa_mcp.domain.scenes import SceneMarker
+from glyphoxa_mcp.pipeline.scene_markers import resolved_scenes
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
@@ -23,15 +25,23 @@ async def ingest_entries(
     entries: Sequence[NewEntry],
     *,
     title: str | None = None,
+    scenes: Sequence[tuple[int, SceneMarker]] = (),
 ) -> IngestReport:
-    """Store a transcript's utterances (in one transaction) in the session, creating the
-    campaign and the session as needed."""
+    """Store a transcript's utterances and the scenes it starts (`scenes`: the index in
+    `entries` of each one's first line) in one transaction, creating the campaign and the
+    session as needed. A scene naming what the campaign does not hold stores nothing."""
     async with db.transaction() as tx:
         await Campaigns(tx).ensure(campaign_id)
         memory = CampaignMemory(tx, campaign_id)
+        made = (
+            resolved_scenes(session_id, entries, scenes, await memory.known_entities())
+            if scenes
+            else []
+        )
         started = min((e.spoken_at for e in entries), default=None)
         await memory.sessions.upsert(
             build(NewSession, id=session_id, title=title, started_at=started)
         )
         added = await memory.log.append_many(session_id, entries)
-    return IngestReport(session_id, len(entries), len(added))
+        await memory.scenes.record(made)
+    return IngestReport(session_id, len(entries), len(added), len(made))

@@ -1,7 +1,12 @@
-"""Reading transcript JSON Lines: one utterance per line. (pure)
+"""Reading transcripts: JSON Lines (one utterance per line) or `Speaker: text` lines. (pure)
 
 {"speaker_id": "p1", "speaker_name": "Kael", "text": "...", "timestamp": "2026-03-01T19:02:11Z",
  "npc_id": null, "duration_ms": 2100}
+
+A scene starts where a transcript says so, and the lines after it belong to it until the
+next: in JSON Lines an object `{"scene": {"location": "...", "present": ["...", ...],
+"title": "..."}}`, in a plain transcript a line `[scene] location: ...; present: ..., ...;
+title: ...`. Every part is optional; names, aliases or ids, resolved when stored.
 """
 
 from __future__ import annotations
@@ -9,12 +14,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from glyphoxa_mcp.bounded_input import load_json_line
 from glyphoxa_mcp.domain.models import NewEntry, Word, describe_validation_error
+from glyphoxa_mcp.domain.scenes import SceneMarker
 from glyphoxa_mcp.domain.vocabulary import slugify
 from glyphoxa_mcp.errors import InvalidInputError
 
@@ -31,13 +38,68 @@ class TranscriptLine(BaseModel):
     words: list[Word] | None = None
 
 
-def parse_jsonl(lines: Iterable[str], source: str = "transcript") -> list[NewEntry]:
-    """Every utterance, or an error naming the file, line and problem; blank lines are skipped."""
-    entries = []
+@dataclass
+class Transcript:
+    """A transcript's utterances, and the scenes it starts: each with the index in
+    `entries` of its first line."""
+
+    entries: list[NewEntry] = field(default_factory=list)
+    scenes: list[tuple[int, SceneMarker]] = field(default_factory=list)
+
+    def open_scene(self, marker: SceneMarker) -> None:
+        if self.scenes and self.scenes[-1][0] == len(self.entries):
+            raise InvalidInputError(
+                f"{marker.source}: a scene starts here, but the scene started at "
+                f"{self.scenes[-1][1].source} has no lines; give it at least one line or take "
+                "it out."
+            )
+        self.scenes.append((len(self.entries), marker))
+
+    def close(self) -> Transcript:
+        if self.scenes and self.scenes[-1][0] == len(self.entries):
+            raise InvalidInputError(
+                f"{self.scenes[-1][1].source}: the scene started here has no lines after it."
+            )
+        return self
+
+
+def _marker(data: object, source: str) -> SceneMarker:
+    if not isinstance(data, dict):
+        raise InvalidInputError(
+            f"{source}: scene: must be an object with location, present and title, each optional."
+        )
+    if "source" in data:
+        raise InvalidInputError(f"{source}: scene.source: not a part of a scene.")
+    try:
+        return SceneMarker.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in error["loc"])
+        rule = (
+            "must be a list of names"
+            if error["loc"] == ("present",) and error["type"] == "tuple_type"
+            else error["msg"]
+        )
+        raise InvalidInputError(f"{source}: scene.{where}: {rule}.") from None
+
+
+def read_jsonl(lines: Iterable[str], source: str = "transcript") -> Transcript:
+    """Every utterance and scene, or an error naming the file, line and problem; blank lines
+    are skipped."""
+    transcript = Transcript()
+    entries = transcript.entries
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         data = load_json_line(raw, f"{source}:{number}")
+        if isinstance(data, dict) and "scene" in data:
+            if len(data) > 1:
+                others = ", ".join(sorted(k for k in data if k != "scene"))
+                raise InvalidInputError(
+                    f"{source}:{number}: a scene object holds only 'scene'; got also {others}."
+                )
+            transcript.open_scene(_marker(data["scene"], f"{source}:{number}"))
+            continue
         try:
             line = TranscriptLine.model_validate(data)
             entries.append(
@@ -55,7 +117,7 @@ def parse_jsonl(lines: Iterable[str], source: str = "transcript") -> list[NewEnt
             raise InvalidInputError(
                 f"{source}:{number}: {describe_validation_error(exc)}"
             ) from None
-    return entries
+    return transcript.close()
 
 
 _SPEAKER_LINE = re.compile(r"^\s*([^:]{1,80}?)\s*:\s*(\S.*)$")
@@ -67,15 +129,47 @@ def split_speaker_line(raw: str) -> tuple[str, str] | None:
     return (match.group(1), match.group(2).strip()) if match else None
 
 
-def parse_plain(
+_SCENE_LINE = re.compile(r"^\s*\[scene\]\s*(.*)$", re.IGNORECASE)
+_SCENE_PART = re.compile(r"^\s*(location|present|title)\s*:\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def scene_line(raw: str, source: str) -> SceneMarker | None:
+    """The scene a plain transcript's `[scene] location: ...; present: A, B; title: ...` line
+    starts, or None for another line."""
+    match = _SCENE_LINE.match(raw)
+    if match is None:
+        return None
+    given: dict[str, object] = {}
+    for part in filter(str.strip, match.group(1).split(";")):
+        found = _SCENE_PART.match(part)
+        if found is None:
+            raise InvalidInputError(
+                f"{source}: expected '[scene] location: ...; present: ..., ...; title: ...' "
+                f"(each part optional), got {part.strip()!r}."
+            )
+        key, value = found.group(1).lower(), found.group(2)
+        if key in given:
+            raise InvalidInputError(f"{source}: scene.{key}: given twice.")
+        given[key] = (
+            [n.strip() for n in value.split(",") if n.strip()] if key == "present" else value
+        )
+    return _marker(given, source)
+
+
+def read_plain(
     lines: Iterable[str], start: datetime, source: str = "transcript", step_seconds: float = 5.0
-) -> list[NewEntry]:
-    """`Speaker: text` lines. With no timestamps in the file, utterances are placed
-    `step_seconds` apart from `start`, in order; each line's number keeps it unique on
-    re-import."""
-    entries = []
+) -> Transcript:
+    """`Speaker: text` lines and `[scene]` lines. With no timestamps in the file, utterances
+    are placed `step_seconds` apart from `start`, in order; each line's number keeps it
+    unique on re-import."""
+    transcript = Transcript()
+    entries = transcript.entries
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
+            continue
+        marker = scene_line(raw, f"{source}:{number}")
+        if marker is not None:
+            transcript.open_scene(marker)
             continue
         parts = split_speaker_line(raw)
         if parts is None:
@@ -97,7 +191,7 @@ def parse_plain(
             raise InvalidInputError(
                 f"{source}:{number}: {describe_validation_error(exc)}"
             ) from None
-    return entries
+    return transcript.close()
 
 
 def looks_like_jsonl(text: str) -> bool:
@@ -105,17 +199,18 @@ def looks_like_jsonl(text: str) -> bool:
     return first.lstrip().startswith("{")
 
 
-def parse_transcript(text: str, source: str, start: datetime) -> list[NewEntry]:
-    """A transcript file's utterances, JSON Lines or `Speaker: text` (placed from `start`);
-    a file with none (empty, or only blank lines) is an error, so it makes no session."""
+def parse_transcript(text: str, source: str, start: datetime) -> Transcript:
+    """A transcript file's utterances and scenes, JSON Lines or `Speaker: text` (placed from
+    `start`); a file with no utterance (empty, or only blank lines) is an error, so it makes
+    no session."""
     lines = text.splitlines()
     if looks_like_jsonl(text):
-        entries = parse_jsonl(lines, source)
+        transcript = read_jsonl(lines, source)
     else:
-        entries = parse_plain(lines, start, source)
-    if not entries:
+        transcript = read_plain(lines, start, source)
+    if not transcript.entries:
         raise InvalidInputError(
             f"{source}: the transcript has no lines (the file is empty or blank); "
             "nothing was stored."
         )
-    return entries
+    return transcript

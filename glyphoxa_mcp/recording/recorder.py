@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 import anyio
@@ -28,9 +28,12 @@ from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCach
 from glyphoxa_mcp.correction.spans import apply_corrections, phonetic_spans
 from glyphoxa_mcp.db.write_deadline import WriteProgress, write_within
 from glyphoxa_mcp.domain.models import Entry, NewSession, Session, SessionFact, build
+from glyphoxa_mcp.domain.scenes import Scene, SceneMarker
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError, NotFoundError
 from glyphoxa_mcp.pipeline.finish import end_session
+from glyphoxa_mcp.pipeline.scene_markers import resolved_scene
+from glyphoxa_mcp.recall.entity_resolver import EntityResolver
 from glyphoxa_mcp.recording.live_index import LiveIndexer
 from glyphoxa_mcp.recording.utterances import (
     MAX_UTTERANCES_PER_CALL,
@@ -252,6 +255,32 @@ class Recorder:
             self.write_deadline_s,
             write,
             resend=f"session_facts.set for {key!r} (setting it again is safe)",
+        )
+
+    async def set_scene(
+        self, campaign: str, session_id: str, marker: SceneMarker, at: datetime | None = None
+    ) -> Scene:
+        """Start a scene of the session at `at` (now when None): where, and the NPCs present
+        (the players always are). Setting a scene at the same time again replaces it. A name
+        that names no NPC (or location) of the campaign is refused alike, whatever else it
+        names: a recorder reads nothing."""
+        memory = self.memory_of(campaign)
+        started_at = at or datetime.now(UTC)
+
+        async def write(progress: WriteProgress) -> Scene:
+            await self._session(memory, session_id)
+            resolver = EntityResolver(await memory.known_entities())
+            scene = resolved_scene(session_id, started_at, marker, resolver, quiet=True)
+            progress.commit_sent = True  # one transaction: sent is maybe committed
+            await memory.scenes.record([scene])
+            return scene
+
+        return await write_within(
+            self.db,
+            self.write_deadline_s,
+            write,
+            resend=f"scene.set for session {session_id!r} at {started_at.isoformat()} "
+            "(setting it again at the same time is safe)",
         )
 
     async def clear_facts(self, campaign: str, session_id: str, key: str | None) -> None:

@@ -15,9 +15,9 @@ Every request passes the HostGuard, then (with auth on) the TokenGate.
 from __future__ import annotations
 
 import contextlib
-import functools
 import copy
 import errno
+import functools
 import hmac
 import logging
 import socket

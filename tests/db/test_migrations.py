@@ -19,6 +19,7 @@ from tests.conftest import PostgresForTests, _create_database, _drop_database
 
 EXPECTED_TABLES = {
     "campaigns",
+    "scenes",
     "sessions",
     "session_entries",
     "chunks",

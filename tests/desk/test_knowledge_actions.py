@@ -102,8 +102,8 @@ async def test_a_session_being_recorded_into_is_not_deleted_until_the_recorder_l
 ) -> None:
     app = App(Settings(), db256, offline_embedder(db256.embedding_dim), chat=None)
     async with recording_into(app, "salt", "live"):
-        lines = read_transcript("Kael: We sail at dawn.\n", "live.txt", START)
-        await ingest_transcript(db256, "salt", "live", lines)
+        transcript = read_transcript("Kael: We sail at dawn.\n", "live.txt", START)
+        await ingest_transcript(db256, "salt", "live", transcript)
         desk = await CampaignDesk.of(app, "salt")
         with pytest.raises(ConflictError, match="is being recorded into"):
             await delete_session(desk, "live")

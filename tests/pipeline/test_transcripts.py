@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from glyphoxa_mcp.errors import InvalidInputError
-from glyphoxa_mcp.pipeline.transcripts import parse_jsonl, parse_transcript
+from glyphoxa_mcp.pipeline.transcripts import parse_transcript, read_jsonl
 
 GOOD = (
     '{"speaker_id": "p1", "speaker_name": "Kael", "text": "Hi", '
@@ -14,7 +14,7 @@ GOOD = (
 
 
 def test_lines_become_entries_and_blank_lines_are_skipped() -> None:
-    [entry] = parse_jsonl([GOOD, "  "])
+    [entry] = read_jsonl([GOOD, "  "]).entries
     assert entry.speaker_name == "Kael" and entry.spoken_at.tzinfo is not None
 
 
@@ -32,7 +32,7 @@ def test_lines_become_entries_and_blank_lines_are_skipped() -> None:
 )
 def test_bad_lines_name_file_line_and_field(line: str, message: str) -> None:
     with pytest.raises(InvalidInputError) as caught:
-        parse_jsonl([GOOD, line], "game.jsonl")
+        read_jsonl([GOOD, line], "game.jsonl")
     assert str(caught.value).startswith(message)
 
 
@@ -45,6 +45,90 @@ def test_a_transcript_without_lines_is_an_error_naming_the_file(text: str) -> No
 
 def test_either_format_of_transcript_reads_through_one_function() -> None:
     start = datetime(2026, 3, 1, tzinfo=UTC)
-    [jsonl] = parse_transcript(f"\n{GOOD}\n", "game.jsonl", start)
-    [plain] = parse_transcript("\nKael: Hi\n", "game.txt", start)
+    [jsonl] = parse_transcript(f"\n{GOOD}\n", "game.jsonl", start).entries
+    [plain] = parse_transcript("\nKael: Hi\n", "game.txt", start).entries
     assert (jsonl.speaker_name, plain.speaker_name) == ("Kael", "Kael")
+
+
+def line(second: int, speaker: str, text: str) -> str:
+    return (
+        f'{{"speaker_id": "{speaker.lower()}", "speaker_name": "{speaker}", "text": "{text}", '
+        f'"timestamp": "2026-03-01T19:00:{second:02d}Z"}}'
+    )
+
+
+def test_a_scene_object_starts_a_scene_that_the_lines_after_it_belong_to() -> None:
+    transcript = read_jsonl(
+        [
+            line(0, "Kael", "Before any scene."),
+            '{"scene": {"location": "Red Kettle", "present": ["Brannoch", "Berrit"], '
+            '"title": "At the inn"}}',
+            line(5, "Brannoch", "Welcome."),
+            line(9, "Kael", "Thanks."),
+            '{"scene": {"location": "Greywater Crossing"}}',
+            line(20, "Lyra", "The ford is high."),
+        ],
+        "night.jsonl",
+    )
+    assert len(transcript.entries) == 4
+    [(first, inn), (then, crossing)] = transcript.scenes
+    assert (first, then) == (1, 3)
+    assert (inn.location, inn.present, inn.title) == (
+        "Red Kettle",
+        ("Brannoch", "Berrit"),
+        "At the inn",
+    )
+    assert (inn.source, crossing.source) == ("night.jsonl:2", "night.jsonl:5")
+    assert (crossing.location, crossing.present, crossing.title) == ("Greywater Crossing", (), None)
+
+
+def test_a_plain_transcript_starts_a_scene_with_a_marker_line() -> None:
+    transcript = parse_transcript(
+        "[scene] location: Red Kettle; present: Brannoch, Old Berrit; title: At the inn\n"
+        "Brannoch: Welcome.\n"
+        "[Scene]   present: Maelis\n"
+        "Maelis: Quiet now.\n",
+        "night.txt",
+        datetime(2026, 3, 1, tzinfo=UTC),
+    )
+    assert [e.speaker_name for e in transcript.entries] == ["Brannoch", "Maelis"]
+    [(opens_inn, inn), (opens_later, later)] = transcript.scenes
+    assert (opens_inn, opens_later) == (0, 1)
+    assert (inn.location, inn.present, inn.title) == (
+        "Red Kettle",
+        ("Brannoch", "Old Berrit"),
+        "At the inn",
+    )
+    assert (later.location, later.present, later.source) == (None, ("Maelis",), "night.txt:3")
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (['{"scene": {"location": "Red Kettle"}}'], r"t\.jsonl:1: the scene started here has no"),
+        (
+            ['{"scene": {}}', '{"scene": {"title": "Two"}}', line(1, "Kael", "Hi")],
+            r"t\.jsonl:2: a scene starts here, but the scene started at t\.jsonl:1 has no lines",
+        ),
+        (['{"scene": {"where": "Red Kettle"}}'], r"t\.jsonl:1: scene\.where: .*not permitted"),
+        (['{"scene": "Red Kettle"}'], r"t\.jsonl:1: scene: must be an object"),
+        (['{"scene": {}, "text": "x"}'], r"t\.jsonl:1: a scene object holds only 'scene'"),
+        (['{"scene": {"present": "Brannoch"}}'], r"t\.jsonl:1: scene\.present: "),
+    ],
+)
+def test_a_bad_scene_is_an_error_naming_file_line_and_field(lines: list[str], message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        read_jsonl(lines, "t.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ("[scene] place: Red Kettle", r"t\.txt:1: expected '\[scene\] location: \.\.\."),
+        ("[scene] title: A; title: B", r"t\.txt:1: scene\.title: given twice"),
+        ("[scene] title: ", r"t\.txt:1: scene\.title: "),
+    ],
+)
+def test_a_bad_scene_line_is_an_error_naming_file_line_and_part(marker: str, message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        parse_transcript(f"{marker}\nKael: Hi\n", "t.txt", datetime(2026, 3, 1, tzinfo=UTC))

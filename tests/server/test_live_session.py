@@ -32,6 +32,7 @@ RECORDER_TOOLS = {
     "session.end",
     "session_facts.set",
     "session_facts.clear",
+    "scene.set",
 }
 
 

@@ -32,8 +32,10 @@ pytestmark = pytest.mark.e2e
 
 READ_DEADLINE_MS = 1000
 WRITE_DEADLINE_MS = 1000
-# Loopback HTTP, the client and a busy two-core machine on top of a deadline.
-SLACK_S = 0.7
+# Loopback HTTP, the client and a busy two-core machine on top of a deadline: 0.7 s was
+# passed by 0.1 s with the suite beside other work (load average 10). Still far below the
+# 10 s freeze and the lock held for good, which an append without a deadline waits out.
+SLACK_S = 1.0
 START = datetime(2026, 3, 1, 20, tzinfo=UTC)
 SAFE_RESEND = "utterance_id makes a resend safe"
 # Bridges appending a line every 50 ms each through the freeze.

@@ -1,0 +1,64 @@
+"""A session's scenes (sql/031): when each started, where, and the NPCs present."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import asyncpg
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.scenes import Scene
+
+COLUMNS = "session_id, started_at, location_id, present, title"
+# A scene is its session and its start: recording it again replaces what it says.
+RECORD_SCENE = """
+INSERT INTO scenes (campaign_id, session_id, started_at, location_id, present, title)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (campaign_id, session_id, started_at) DO UPDATE SET
+    location_id = EXCLUDED.location_id, present = EXCLUDED.present, title = EXCLUDED.title
+"""
+SELECT_SCENES = f"""
+SELECT {COLUMNS} FROM scenes WHERE campaign_id = $1 AND session_id = $2 ORDER BY started_at
+"""
+
+
+def _scene(row: asyncpg.Record) -> Scene:
+    return Scene(
+        session_id=row["session_id"],
+        started_at=row["started_at"],
+        location_id=row["location_id"],
+        present=tuple(row["present"]),
+        title=row["title"],
+    )
+
+
+class Scenes:
+    def __init__(self, db: Database, campaign_id: str) -> None:
+        self._pool = db.pool
+        self.campaign_id = campaign_id
+
+    async def record(self, scenes: Sequence[Scene]) -> None:
+        """Store scenes (in one transaction), each replacing one of its session and start."""
+        if not scenes:
+            return
+        rows = [
+            (
+                self.campaign_id,
+                scene.session_id,
+                scene.started_at,
+                scene.location_id,
+                list(scene.present),
+                scene.title,
+            )
+            for scene in scenes
+        ]
+        with driver_errors(f"store {len(rows)} scenes"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                await conn.executemany(RECORD_SCENE, rows)
+
+    async def of_session(self, session_id: str) -> list[Scene]:
+        """The session's scenes, in the order they started."""
+        with driver_errors(f"read the scenes of session {session_id!r}"):
+            rows = await self._pool.fetch(SELECT_SCENES, self.campaign_id, session_id)
+        return [_scene(row) for row in rows]
