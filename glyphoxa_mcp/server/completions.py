@@ -47,9 +47,10 @@ def register_completions(server: MCPServer, view: View) -> None:
             npcs = (await view.scope()).by_type.get(EntityType.NPC, ())
             return starting_with([npc.id for npc in npcs], argument.value)
         if argument.name == "session" and ref.uri == HOT_URI_TEMPLATE:
-            sessions, withheld = await concurrently(
-                view.memory.sessions.dm_only_by_id, view.withheld_sessions
+            sessions, reading = await concurrently(
+                view.memory.sessions.dm_only_by_id, view.reading
             )
+            withheld = reading.withheld_among(sessions)
             # The latest first: the one being played is the likeliest.
             readable = [s for s in reversed(sessions) if s not in withheld]
             return starting_with(readable, argument.value)
