@@ -40,9 +40,10 @@ from glyphoxa_mcp.recording.utterances import (
     MAX_UTTERANCES_PER_CALL,
     SpokenUtterance,
 )
-from glyphoxa_mcp.server.argument_gate import ArgumentGate, add_checked_tool, strict_arguments
+from glyphoxa_mcp.server.argument_gate import ArgumentGate
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.tier_gate import relisted
+from glyphoxa_mcp.server.tool_arguments import add_checked_tool, strict_arguments
 from glyphoxa_mcp.server.wire import as_wire
 from glyphoxa_mcp.storage.session_facts import SessionFact
 

@@ -24,8 +24,7 @@ from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.db.change_feed import Change
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.server.argument_gate import answered, subscribable
-from glyphoxa_mcp.server.resources import VOCABULARY_URI, hot_uri
+from glyphoxa_mcp.server.resource_uris import VOCABULARY_URI, answered, hot_uri, subscribable
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from glyphoxa_mcp.db.guard import MemoryGuard
@@ -44,14 +43,11 @@ from glyphoxa_mcp.server.arrival import seconds_since_arrival
 from glyphoxa_mcp.server.busy_door import busy_message
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
+from glyphoxa_mcp.server.resource_uris import metric_name
 from glyphoxa_mcp.server.state import FAILURE, Failure
-from glyphoxa_mcp.server.wire import is_error, texts
+from glyphoxa_mcp.server.wire import is_error, texts, tool_error
 
 log = logging.getLogger(__name__)
-
-
-def tool_error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 def outcome_of(error: GlyphoxaError | None) -> Outcome:
@@ -70,13 +66,6 @@ def outcome_of(error: GlyphoxaError | None) -> Outcome:
 def is_bare(result: HandlerResult, tool: str) -> bool:
     """The SDK's answer to a crash it caught itself: its prefix and nothing else."""
     return texts(result) == [f"Error executing tool {tool}"]
-
-
-def resource_name(uri: str) -> str:
-    """A resource URI's kind (hot, prefetch, npcs, vocabulary), bounded for metric labels."""
-    path = uri.split("?", 1)[0].rstrip("/")
-    last = path.rsplit("/", 1)[-1]
-    return last if last in ("hot", "prefetch", "npcs", "vocabulary") else "other"
 
 
 class TierGate:
@@ -124,7 +113,7 @@ class TierGate:
     async def _read(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        name = resource_name(str(ctx.params.get("uri", "") if ctx.params else ""))
+        name = metric_name(str(ctx.params.get("uri", "") if ctx.params else ""))
         started = time.perf_counter()
         try:
             result = await call_next(ctx)

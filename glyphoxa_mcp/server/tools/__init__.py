@@ -8,7 +8,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import ToolAnnotations
 
 from glyphoxa_mcp.domain.tool_names import ToolName
-from glyphoxa_mcp.server.argument_gate import add_checked_tool, strict_arguments
+from glyphoxa_mcp.server.tool_arguments import add_checked_tool, strict_arguments
 from glyphoxa_mcp.server.tools import (
     get_session_summary,
     query_entities,
