@@ -19,13 +19,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.server.refusals import fit, refusal
 from glyphoxa_mcp.server.resource_uris import answered, resource_kind, subscribable
-from glyphoxa_mcp.server.tool_arguments import argument_problems
+from glyphoxa_mcp.server.tool_arguments import CheckedArguments, checked
 from glyphoxa_mcp.server.wire import as_wire, is_error, tool_error
 
 
@@ -46,9 +45,10 @@ def _capped(result: HandlerResult) -> HandlerResult:
 
 class ArgumentGate:
     """Checks tool arguments (of the tools in `tools`: name -> strict argument model, see
-    `strict_arguments`) and resource URIs before anything else reads them."""
+    `strict_arguments`) and resource URIs before anything else reads them. Arguments are
+    validated here, once: the SDK takes what was validated rather than validating again."""
 
-    def __init__(self, tools: Mapping[str, FuncMetadata], max_listened: int = 200) -> None:
+    def __init__(self, tools: Mapping[str, CheckedArguments], max_listened: int = 200) -> None:
         self.tools = tools
         self.max_listened = max_listened
 
@@ -70,7 +70,7 @@ class ArgumentGate:
     async def _call(
         self,
         name: str,
-        arguments: FuncMetadata,
+        arguments: CheckedArguments,
         params: Mapping[str, Any],
         ctx: ServerRequestContext[Any, Any],
         call_next: CallNext,
@@ -80,10 +80,11 @@ class ArgumentGate:
             values = {}
         if not isinstance(values, dict):
             return tool_error(f"Invalid arguments for {name}: arguments must be an object.")
-        problems = argument_problems(arguments, values)
-        if problems:
+        validated, problems = checked(arguments, values)
+        if problems or validated is None:
             return tool_error(refusal(f"Invalid arguments for {name}", problems))
-        return _capped(await call_next(ctx))
+        with arguments.passed(values, validated):
+            return _capped(await call_next(ctx))
 
     async def _read(
         self, uri: str, ctx: ServerRequestContext[Any, Any], call_next: CallNext

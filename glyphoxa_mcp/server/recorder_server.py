@@ -43,7 +43,7 @@ from glyphoxa_mcp.recording.utterances import (
 from glyphoxa_mcp.server.argument_gate import ArgumentGate
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.tier_gate import relisted
-from glyphoxa_mcp.server.tool_arguments import add_checked_tool, strict_arguments
+from glyphoxa_mcp.server.tool_arguments import checked_tool, strict_arguments
 from glyphoxa_mcp.server.wire import as_wire
 from glyphoxa_mcp.storage.session_facts import SessionFact
 
@@ -313,6 +313,7 @@ class RecorderNames:
         return relisted(result, shown)
 
 
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 # Each tool's arguments with unknown names refused, checked before the SDK reads them.
 RECORDER_ARGUMENTS = {name.value: strict_arguments(function) for name, function, _ in TOOLS}
 
@@ -334,17 +335,17 @@ def build_recorder_server(
         version=__version__,
         lifespan=lifespan,
         middleware=[RecorderNames(style), plain_errors, ArgumentGate(RECORDER_ARGUMENTS)],
+        tools=[
+            checked_tool(
+                function,
+                RECORDER_ARGUMENTS[name.value],
+                name.value,
+                title=title,
+                description=DESCRIPTIONS[name],
+                annotations=WRITES,
+            )
+            for name, function, title in TOOLS
+        ],
     )
     client_logging.attach(server)
-    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-    for name, function, title in TOOLS:
-        add_checked_tool(
-            server,
-            function,
-            RECORDER_ARGUMENTS[name.value],
-            name.value,
-            title=title,
-            description=DESCRIPTIONS[name],
-            annotations=writes,
-        )
     return server

@@ -1,5 +1,6 @@
 """A tool's arguments: the model the SDK builds from the tool function's signature, with
-unknown names refused, and everything wrong with what a caller sent, in words.
+unknown names refused; validated once per call (by the argument gate, whose result the
+SDK's tool runner takes); and everything wrong with what a caller sent, in words.
 
 Every problem is named by its field and the rule it broke, never with pydantic's own
 messages (several lines each, with the input in them).
@@ -7,13 +8,16 @@ messages (several lines each, with the input in them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from enum import Enum
 from types import NoneType, UnionType
 from typing import Any, Union, get_args, get_origin
 
 import annotated_types
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.context_injection import find_context_parameter
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata, func_metadata
 from pydantic import ConfigDict, ValidationError, create_model
@@ -27,31 +31,72 @@ class _Forbidding(ArgModelBase):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
 
-def strict_arguments(function: Callable[..., Any]) -> FuncMetadata:
+@dataclass(frozen=True)
+class _Checked:
+    """Arguments the argument gate validated for the call under way."""
+
+    arguments: CheckedArguments
+    sent: Mapping[str, Any]
+    values: dict[str, Any]
+
+
+# Set by the argument gate around the call it passed; read back by the SDK's tool runner.
+_CHECKED: ContextVar[_Checked | None] = ContextVar("glyphoxa_checked_arguments", default=None)
+
+
+class CheckedArguments(FuncMetadata):
+    """A tool's argument model (the SDK's, built from its signature, unknown names refused)
+    whose arguments are validated once per call: by the argument gate, which hands the
+    result on (`passed`) to the SDK. The SDK's tool runner calls `validate_arguments` on
+    every call; for the arguments the gate passed, it is given what the gate validated
+    instead of validating them a second time. Called without the gate (a server built
+    without it, or arguments that differ from those the gate saw), it validates as the
+    SDK does."""
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        checked = _CHECKED.get()
+        if (
+            checked is not None
+            and checked.arguments is self
+            and checked.sent == (arguments_to_validate)
+        ):
+            return dict(checked.values)
+        return self.validated(arguments_to_validate)
+
+    def validated(self, sent: Mapping[str, Any]) -> dict[str, Any]:
+        """`sent` validated into the tool function's keyword arguments (raises pydantic's
+        ValidationError)."""
+        return super().validate_arguments(dict(sent))
+
+    @contextlib.contextmanager
+    def passed(self, sent: Mapping[str, Any], values: dict[str, Any]) -> Iterator[None]:
+        """While the block runs, the SDK takes `values` as the validated `sent`."""
+        token = _CHECKED.set(_Checked(self, sent, values))
+        try:
+            yield
+        finally:
+            _CHECKED.reset(token)
+
+
+def strict_arguments(function: Callable[..., Any]) -> CheckedArguments:
     """The SDK's argument model of a tool function, with unknown argument names refused."""
     context = find_context_parameter(function)
     metadata = func_metadata(function, skip_names=[context] if context else [])
     model: type[ArgModelBase] = create_model(
         metadata.arg_model.__name__, __base__=(metadata.arg_model, _Forbidding)
     )
-    return metadata.model_copy(update={"arg_model": model})
+    kept = {name: getattr(metadata, name) for name in FuncMetadata.model_fields}
+    return CheckedArguments(**{**kept, "arg_model": model})
 
 
-def add_checked_tool(
-    server: MCPServer,
-    function: Callable[..., Any],
-    arguments: FuncMetadata,
-    name: str,
-    **details: Any,
-) -> None:
-    """Add `function` as the tool `name` under `arguments` (its `strict_arguments`), so its
-    input schema refuses unknown names as the ArgumentGate does."""
-    server.add_tool(function, name=name, **details)
-    # MCPServer has no public way to add a Tool it did not build; its manager's is public.
-    tool = server._tool_manager.get_tool(name)
-    assert tool is not None
-    tool.fn_metadata = arguments
-    tool.parameters = input_schema(arguments)
+def checked_tool(
+    function: Callable[..., Any], arguments: CheckedArguments, name: str, **details: Any
+) -> Tool:
+    """`function` as the tool `name` under `arguments` (its `strict_arguments`), so its input
+    schema refuses unknown names as the ArgumentGate does: for MCPServer(tools=...), which
+    takes tools built outside it (its add_tool builds its own from the function)."""
+    tool = Tool.from_function(function, name=name, **details)
+    return tool.model_copy(update={"fn_metadata": arguments, "parameters": input_schema(arguments)})
 
 
 def input_schema(arguments: FuncMetadata) -> dict[str, Any]:
@@ -153,12 +198,17 @@ def _problem(error: ErrorDetails, fields: Mapping[str, FieldInfo]) -> tuple[str,
     return name, f"{name} must be {rule(field)}"
 
 
-def argument_problems(arguments: FuncMetadata, values: Mapping[str, Any]) -> list[str]:
-    """Everything wrong with `values` as arguments of a tool, one sentence each."""
+def checked(
+    arguments: CheckedArguments, values: Mapping[str, Any]
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """`values` validated as arguments of a tool, once: the tool function's keyword
+    arguments (None when pydantic refused them), and everything wrong with them, one
+    sentence each (none: they may be passed on)."""
     fields = arguments.arg_model.model_fields
     found: dict[str, str] = {}
+    validated = None
     try:
-        arguments.validate_arguments(dict(values))
+        validated = arguments.validated(values)
     except ValidationError as exc:
         for error in exc.errors(include_url=False, include_input=False):
             name, problem = _problem(error, fields)
@@ -166,4 +216,9 @@ def argument_problems(arguments: FuncMetadata, values: Mapping[str, Any]) -> lis
     for name, value in values.items():
         if name in fields and name not in found and isinstance(value, str) and NUL in value:
             found[name] = f"{name} must not contain NUL characters"
-    return list(found.values())
+    return validated, list(found.values())
+
+
+def argument_problems(arguments: CheckedArguments, values: Mapping[str, Any]) -> list[str]:
+    """Everything wrong with `values` as arguments of a tool, one sentence each."""
+    return checked(arguments, values)[1]
