@@ -17,6 +17,7 @@ from mcp.types import (
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.server.resource_uris import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
+from glyphoxa_mcp.server.sdk_hooks import add_request_handler
 from glyphoxa_mcp.views.view import View
 
 # The protocol's limit on the values of one completion.
@@ -54,7 +55,4 @@ def register_completions(server: MCPServer, view: View) -> None:
             return starting_with(readable, argument.value)
         return NOTHING
 
-    # MCPServer's completion decorator is untyped; its low-level registry is public.
-    server._lowlevel_server.add_request_handler(
-        "completion/complete", CompleteRequestParams, complete
-    )
+    add_request_handler(server, "completion/complete", CompleteRequestParams, complete)
