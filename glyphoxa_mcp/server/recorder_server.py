@@ -26,7 +26,6 @@ from mcp.types import ToolAnnotations
 from pydantic import AwareDatetime, BaseModel, Field
 
 from glyphoxa_mcp import __version__
-from glyphoxa_mcp.db.guard import UNAVAILABLE
 from glyphoxa_mcp.domain.tool_names import (
     NameStyle,
     RecorderToolName,
@@ -34,7 +33,7 @@ from glyphoxa_mcp.domain.tool_names import (
     canonical_recorder,
 )
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
-from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError, with_retry_advice
+from glyphoxa_mcp.errors import MemoryUnavailableError
 from glyphoxa_mcp.recording.recorder import EndState, Recorder
 from glyphoxa_mcp.recording.utterances import (
     MAX_UTTERANCES_PER_CALL,
@@ -42,6 +41,7 @@ from glyphoxa_mcp.recording.utterances import (
 )
 from glyphoxa_mcp.server.argument_gate import ArgumentGate
 from glyphoxa_mcp.server.client_logging import ClientLogging
+from glyphoxa_mcp.server.outcomes import is_bug, outcome, told
 from glyphoxa_mcp.server.tier_gate import relisted
 from glyphoxa_mcp.server.tool_arguments import checked_tool, strict_arguments
 from glyphoxa_mcp.server.wire import as_wire
@@ -78,13 +78,14 @@ def recorder_errors(tool: RecorderToolName) -> Iterator[None]:
     DM and answered as the server's own failure."""
     try:
         yield
-    except DatabaseUnavailableError as exc:
-        raise ToolError(f"{UNAVAILABLE} Nothing was stored by this call.") from exc
-    except GlyphoxaError as exc:
-        raise ToolError(with_retry_advice(exc)) from exc
     except Exception as exc:
-        log.exception("%s failed", tool.value)
-        raise ToolError(internal_failure(tool.value)) from exc
+        error = outcome(exc)
+        if is_bug(exc, error):
+            log.exception("%s failed", tool.value)
+            raise ToolError(internal_failure(tool.value)) from exc
+        if isinstance(error, MemoryUnavailableError):
+            raise ToolError(f"{error.message} Nothing was stored by this call.") from exc
+        raise ToolError(told(error)) from exc
 
 
 def internal_failure(tool: str) -> str:

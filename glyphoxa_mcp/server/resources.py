@@ -21,14 +21,11 @@ from glyphoxa_mcp.errors import (
     CallDeadlineError,
     DatabaseUnavailableError,
     DeadlineExceeded,
-    GlyphoxaError,
-    InternalError,
     InvalidInputError,
-    MemoryUnavailableError,
     NotFoundError,
-    with_retry_advice,
 )
 from glyphoxa_mcp.recall.hot_budgets import HotBudgets
+from glyphoxa_mcp.server.outcomes import READ_PAST_DEADLINE, is_bug, outcome, told
 from glyphoxa_mcp.server.resource_uris import (
     HOT_URI_TEMPLATE,
     NPCS_URI,
@@ -51,27 +48,20 @@ log = logging.getLogger(__name__)
 
 @contextlib.contextmanager
 def resource_errors() -> Iterator[None]:
-    """A read's failure as the same typed outcomes and sentences a tool call gets."""
+    """A read's failure as the same typed outcomes and sentences a tool call gets
+    (server/outcomes.py): something not found or a bad parameter as the protocol's errors,
+    the rest as the read's error."""
     try:
         yield
-    except DeadlineExceeded as exc:
-        raise ResourceError(
-            CallDeadlineError(
-                "The read did not finish within this tier's deadline and was cancelled. "
-                "Retry once; if it is cancelled again, read it from a deeper tier."
-            ).message
-        ) from exc
-    except DatabaseUnavailableError as exc:
-        raise ResourceError(MemoryUnavailableError().message) from exc
-    except NotFoundError as exc:
-        raise MCPError(RESOURCE_NOT_FOUND, with_retry_advice(exc)) from exc
-    except InvalidInputError as exc:
-        raise MCPError(INVALID_PARAMS, with_retry_advice(exc)) from exc
-    except GlyphoxaError as exc:
-        raise ResourceError(with_retry_advice(exc)) from exc
     except Exception as exc:
-        log.exception("a resource read failed unexpectedly")
-        raise ResourceError(InternalError().message) from exc
+        error = outcome(exc, past_deadline=CallDeadlineError(READ_PAST_DEADLINE))
+        if is_bug(exc, error):
+            log.exception("a resource read failed unexpectedly")
+        if isinstance(error, NotFoundError):
+            raise MCPError(RESOURCE_NOT_FOUND, told(error)) from exc
+        if isinstance(error, InvalidInputError):
+            raise MCPError(INVALID_PARAMS, told(error)) from exc
+        raise ResourceError(told(error)) from exc
 
 
 def register_resources(

@@ -6,8 +6,9 @@
   is told "busy, retry after N ms" at once; see server/admission.py) and answers within the
   deadline: a call still running then is cancelled;
 - every failed call is answered with one typed outcome (unavailable, busy, deadline, bad
-  argument, internal; errors.py), its sentence saying whether and when to retry: a tool's
-  own error reaches the gate typed (server/state.py's `Failure`), never as text to parse;
+  argument, internal; errors.py, decided in server/outcomes.py), its sentence saying
+  whether and when to retry: a tool's own error reaches the gate typed (server/state.py's
+  `Failure`), never as text to parse;
 - every call and resource read is counted for /metrics when metrics are kept.
 """
 
@@ -27,13 +28,11 @@ from glyphoxa_mcp.domain.tiers import TierPolicy
 from glyphoxa_mcp.domain.tool_names import NameStyle, advertised, canonical
 from glyphoxa_mcp.errors import (
     CallDeadlineError,
-    CheckOutstanding,
     DatabaseUnavailableError,
     DeadlineExceeded,
     GlyphoxaError,
     InternalError,
     InvalidInputError,
-    MemoryBusy,
     MemoryBusyError,
     MemoryUnavailableError,
     NotFoundError,
@@ -43,6 +42,7 @@ from glyphoxa_mcp.server.arrival import seconds_since_arrival
 from glyphoxa_mcp.server.busy_door import busy_message
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
+from glyphoxa_mcp.server.outcomes import past_tier_deadline
 from glyphoxa_mcp.server.resource_uris import metric_name
 from glyphoxa_mcp.server.state import FAILURE, Failure
 from glyphoxa_mcp.server.wire import is_error, texts, tool_error
@@ -156,25 +156,10 @@ class TierGate:
             )
         except MemoryUnavailableError as exc:
             error = exc
-        except CheckOutstanding:
-            error = CallDeadlineError(
-                f"{name} was cancelled at the {policy.tier.value} tier's deadline of "
-                f"{policy.deadline_ms} ms before the database answered a check of its own. "
-                "Retry in a moment: if the database is down, the next call is told so at once."
-            )
-        except MemoryBusy:
-            error = CallDeadlineError(
-                f"{name} was cancelled at the {policy.tier.value} tier's deadline of "
-                f"{policy.deadline_ms} ms with every database connection in use. Retry in a "
-                "moment."
-            )
-        except DeadlineExceeded:
-            log.warning("%s passed the %s deadline and was cancelled", name, policy.tier.value)
-            error = CallDeadlineError(
-                f"{name} did not finish within the {policy.tier.value} tier's deadline of "
-                f"{policy.deadline_ms} ms and was cancelled. Retry once; if it is cancelled "
-                "again, ask for fewer results or use a deeper tier."
-            )
+        except DeadlineExceeded as exc:
+            if type(exc) is DeadlineExceeded:  # not the database's doing: the call's own size
+                log.warning("%s passed the %s deadline and was cancelled", name, policy.tier.value)
+            error = past_tier_deadline(exc, name, policy)
         else:
             if not is_error(result):
                 return result, Outcome.OK
