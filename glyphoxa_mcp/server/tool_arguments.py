@@ -55,13 +55,11 @@ class CheckedArguments(FuncMetadata):
 
     def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
         checked = _CHECKED.get()
-        if (
-            checked is not None
-            and checked.arguments is self
-            and checked.sent == (arguments_to_validate)
-        ):
-            return dict(checked.values)
-        return self.validated(arguments_to_validate)
+        if checked is None or checked.arguments is not self:
+            return self.validated(arguments_to_validate)
+        if checked.sent != arguments_to_validate:
+            return self.validated(arguments_to_validate)
+        return dict(checked.values)
 
     def validated(self, sent: Mapping[str, Any]) -> dict[str, Any]:
         """`sent` validated into the tool function's keyword arguments (raises pydantic's
