@@ -26,7 +26,7 @@ from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.recording.recorder import Recorder
 from glyphoxa_mcp.recording.utterances import SpokenUtterance
-from glyphoxa_mcp.server.resources import hot_uri
+from glyphoxa_mcp.server.resource_uris import hot_uri
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 
 SESSION_ID = f"{SESSION_PREFIX}live"

@@ -20,7 +20,7 @@ from glyphoxa_mcp.bench.dataset import Dataset
 from glyphoxa_mcp.bench.rows import EntityRow, Weighted
 from glyphoxa_mcp.bench.sentences import NameDraws, fill
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.server.resources import hot_uri
+from glyphoxa_mcp.server.resource_uris import hot_uri
 
 VARIANTS = 64
 RELATIONS = ("LOCATED_AT", "MEMBER_OF", "KNOWS", "ALLIED_WITH", "OWNS")

@@ -36,7 +36,7 @@ from glyphoxa_mcp.bridge.throttle import INTERVAL_S, Throttle
 from glyphoxa_mcp.domain.tool_names import ToolName, canonical
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.mcp_text import text_of
-from glyphoxa_mcp.server.resources import hot_uri
+from glyphoxa_mcp.server.resource_uris import hot_uri
 from glyphoxa_mcp.views.prefetch import MAX_UTTERANCE
 
 

@@ -45,9 +45,6 @@ FRESH_PROBE_S = 0.1
 RECHECK_LIMIT_S = 0.5
 
 
-UNAVAILABLE = MemoryUnavailableError().message
-
-
 @dataclass
 class Probe:
     started: float

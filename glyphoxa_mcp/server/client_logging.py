@@ -14,6 +14,8 @@ from mcp import types
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from glyphoxa_mcp.server.sdk_hooks import add_request_handler, connection_of
+
 log = logging.getLogger(__name__)
 
 LEVELS: tuple[types.LoggingLevel, ...] = (
@@ -39,20 +41,19 @@ class ClientLogging:
         )
 
     def attach(self, server: MCPServer) -> None:
-        # MCPServer has no decorator for this request; its low-level registry is public.
-        server._lowlevel_server.add_request_handler(
-            "logging/setLevel", types.SetLevelRequestParams, self._set_level
+        add_request_handler(
+            server, "logging/setLevel", types.SetLevelRequestParams, self._set_level
         )
 
     async def _set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        self._levels[_client(ctx.session)] = params.level
+        self._levels[connection_of(ctx.session)] = params.level
         return types.EmptyResult()
 
     async def send(
         self, session: Any, level: types.LoggingLevel, message: str, request_id: Any = None
     ) -> None:
         """Tell the client, if it listens at `level`; a client that has gone is no error."""
-        wanted = self._levels.get(_client(session), DEFAULT_LEVEL)
+        wanted = self._levels.get(connection_of(session), DEFAULT_LEVEL)
         if LEVELS.index(level) < LEVELS.index(wanted):
             return
         try:
@@ -68,9 +69,3 @@ class ClientLogging:
                 )
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the client has gone
             log.debug("could not send a log message to a client", exc_info=True)
-
-
-def _client(session: Any) -> Any:
-    """What stays the same across one client's requests: the SDK makes a ServerSession per
-    request, over the connection it keeps for the client (not public in mcp 2.3)."""
-    return getattr(session, "_connection", session)

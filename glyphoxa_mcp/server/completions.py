@@ -16,7 +16,8 @@ from mcp.types import (
 
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
+from glyphoxa_mcp.server.resource_uris import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
+from glyphoxa_mcp.server.sdk_hooks import add_request_handler
 from glyphoxa_mcp.views.view import View
 
 # The protocol's limit on the values of one completion.
@@ -47,15 +48,11 @@ def register_completions(server: MCPServer, view: View) -> None:
             npcs = (await view.scope()).by_type.get(EntityType.NPC, ())
             return starting_with([npc.id for npc in npcs], argument.value)
         if argument.name == "session" and ref.uri == HOT_URI_TEMPLATE:
-            sessions, withheld = await concurrently(
-                view.memory.sessions.dm_only_by_id, view.withheld_sessions
-            )
+            sessions, reading = await concurrently(view.memory.sessions.dm_only_by_id, view.reading)
+            withheld = reading.withheld_among(sessions)
             # The latest first: the one being played is the likeliest.
             readable = [s for s in reversed(sessions) if s not in withheld]
             return starting_with(readable, argument.value)
         return NOTHING
 
-    # MCPServer's completion decorator is untyped; its low-level registry is public.
-    server._lowlevel_server.add_request_handler(
-        "completion/complete", CompleteRequestParams, complete
-    )
+    add_request_handler(server, "completion/complete", CompleteRequestParams, complete)

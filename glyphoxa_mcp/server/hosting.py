@@ -40,7 +40,6 @@ from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.errors import (
     ConfigurationError,
-    DatabaseUnavailableError,
     GlyphoxaError,
     InternalError,
     MemoryUnavailableError,
@@ -52,6 +51,7 @@ from glyphoxa_mcp.server.http_guard import HostGuard, HostRules
 from glyphoxa_mcp.server.http_limits import DEFAULT_MAX_SESSIONS_PER_TOKEN, HttpTimeouts
 from glyphoxa_mcp.server.in_flight import SHUTDOWN_GRACE_S
 from glyphoxa_mcp.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from glyphoxa_mcp.server.outcomes import outcome
 from glyphoxa_mcp.server.session_caps import SessionCaps
 from glyphoxa_mcp.server.slow_clients import deadline_protocol
 from glyphoxa_mcp.server.token_gate import Refused, TokenGate
@@ -136,12 +136,13 @@ class ViewerDoor:
         except NotFoundError:
             await _refuse(scope, receive, send, 404, f"Not found: {viewer.describe()}.")
             return
-        except DatabaseUnavailableError:  # the guard logs the outage, once
-            await _refuse(scope, receive, send, 503, MemoryUnavailableError().message)
-            return
-        except GlyphoxaError:  # not an outage: not "unavailable"
-            log.warning("could not admit a request for %s", viewer.describe(), exc_info=True)
-            await _refuse(scope, receive, send, 503, InternalError().message)
+        except GlyphoxaError as exc:
+            # An outage is told as one (the guard logs it, once); nothing else is.
+            error = outcome(exc)
+            if not isinstance(error, MemoryUnavailableError):
+                log.warning("could not admit a request for %s", viewer.describe(), exc_info=True)
+                error = InternalError()
+            await _refuse(scope, receive, send, 503, error.message)
             return
         app = endpoints.apps[tier]
         # Without auth, the path's viewer stands for the token.

@@ -21,7 +21,7 @@ from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.server.tier_gate import TierGate
 from glyphoxa_mcp.server.tools import ARGUMENTS as TOOL_ARGUMENTS
-from glyphoxa_mcp.server.tools import register_tools
+from glyphoxa_mcp.server.tools import memory_tools
 
 INSTRUCTIONS = (
     "Long-term memory of a tabletop RPG campaign. Use it to recall people, places, factions "
@@ -70,10 +70,10 @@ def build_server(
             compact_tool_text,
         ],
         subscriptions=subscriptions.bus,
+        tools=memory_tools(),
     )
     subscriptions.attach(server)
     client_logging.attach(server)
-    register_tools(server)
     register_resources(server, state.view, budgets or HotBudgets(), state.policy.deadline_ms)
     register_completions(server, state.view)
     return server

@@ -27,7 +27,6 @@ from mcp.types import ToolAnnotations
 from pydantic import AwareDatetime, BaseModel, Field
 
 from glyphoxa_mcp import __version__
-from glyphoxa_mcp.db.guard import UNAVAILABLE
 from glyphoxa_mcp.domain.models import MAX_NAME_CHARS, SessionFact
 from glyphoxa_mcp.domain.scenes import MAX_PRESENT, SceneMarker
 from glyphoxa_mcp.domain.tool_names import (
@@ -37,15 +36,17 @@ from glyphoxa_mcp.domain.tool_names import (
     canonical_recorder,
 )
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
-from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError, with_retry_advice
+from glyphoxa_mcp.errors import MemoryUnavailableError
 from glyphoxa_mcp.recording.recorder import EndState, Recorder
 from glyphoxa_mcp.recording.utterances import (
     MAX_UTTERANCES_PER_CALL,
     SpokenUtterance,
 )
-from glyphoxa_mcp.server.argument_gate import ArgumentGate, add_checked_tool, strict_arguments
+from glyphoxa_mcp.server.argument_gate import ArgumentGate
 from glyphoxa_mcp.server.client_logging import ClientLogging
+from glyphoxa_mcp.server.outcomes import is_bug, outcome, told
 from glyphoxa_mcp.server.tier_gate import relisted
+from glyphoxa_mcp.server.tool_arguments import checked_tool, strict_arguments
 from glyphoxa_mcp.server.wire import as_wire
 
 log = logging.getLogger(__name__)
@@ -79,13 +80,14 @@ def recorder_errors(tool: RecorderToolName) -> Iterator[None]:
     DM and answered as the server's own failure."""
     try:
         yield
-    except DatabaseUnavailableError as exc:
-        raise ToolError(f"{UNAVAILABLE} Nothing was stored by this call.") from exc
-    except GlyphoxaError as exc:
-        raise ToolError(with_retry_advice(exc)) from exc
     except Exception as exc:
-        log.exception("%s failed", tool.value)
-        raise ToolError(internal_failure(tool.value)) from exc
+        error = outcome(exc)
+        if is_bug(exc, error):
+            log.exception("%s failed", tool.value)
+            raise ToolError(internal_failure(tool.value)) from exc
+        if isinstance(error, MemoryUnavailableError):
+            raise ToolError(f"{error.message} Nothing was stored by this call.") from exc
+        raise ToolError(told(error)) from exc
 
 
 def internal_failure(tool: str) -> str:
@@ -365,6 +367,7 @@ class RecorderNames:
         return relisted(result, shown)
 
 
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 # Each tool's arguments with unknown names refused, checked before the SDK reads them.
 RECORDER_ARGUMENTS = {name.value: strict_arguments(function) for name, function, _ in TOOLS}
 
@@ -386,17 +389,17 @@ def build_recorder_server(
         version=__version__,
         lifespan=lifespan,
         middleware=[RecorderNames(style), plain_errors, ArgumentGate(RECORDER_ARGUMENTS)],
+        tools=[
+            checked_tool(
+                function,
+                RECORDER_ARGUMENTS[name.value],
+                name.value,
+                title=title,
+                description=DESCRIPTIONS[name],
+                annotations=WRITES,
+            )
+            for name, function, title in TOOLS
+        ],
     )
     client_logging.attach(server)
-    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-    for name, function, title in TOOLS:
-        add_checked_tool(
-            server,
-            function,
-            RECORDER_ARGUMENTS[name.value],
-            name.value,
-            title=title,
-            description=DESCRIPTIONS[name],
-            annotations=writes,
-        )
     return server

@@ -1,4 +1,5 @@
-"""The hot layer as MCP resources: one template per NPC, and the list of NPCs."""
+"""The hot layer as MCP resources: one template per NPC, and the list of NPCs (their URIs and
+kinds: server/resource_uris.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import logging
 import math
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
-from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
@@ -21,59 +21,47 @@ from glyphoxa_mcp.errors import (
     CallDeadlineError,
     DatabaseUnavailableError,
     DeadlineExceeded,
-    GlyphoxaError,
-    InternalError,
     InvalidInputError,
-    MemoryUnavailableError,
     NotFoundError,
-    with_retry_advice,
 )
 from glyphoxa_mcp.recall.hot_budgets import HotBudgets
+from glyphoxa_mcp.server.outcomes import READ_PAST_DEADLINE, is_bug, outcome, told
+from glyphoxa_mcp.server.resource_uris import (
+    HOT_URI_TEMPLATE,
+    NPCS_URI,
+    PARAMETERS,
+    PREFETCH_URI_TEMPLATE,
+    RESOURCE_NOT_FOUND,
+    VOCABULARY_URI,
+    hot_uri,
+)
 from glyphoxa_mcp.views.view import View
 
-HOT_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/hot{?session}"
-PREFETCH_URI_TEMPLATE = "glyphoxa://npc/{npc_id}/prefetch{?utterance}"
-NPCS_URI = "glyphoxa://npcs"
-VOCABULARY_URI = "glyphoxa://campaign/vocabulary"
 JSON = "application/json"
-# The spec's resource-not-found error up to 2025-11-25 (server/argument_gate.py answers 2026-07-28
-# connections with INVALID_PARAMS instead, as that version asks).
-RESOURCE_NOT_FOUND = -32002
 # The parameters are ids and free text, never paths: the SDK's path checks would refuse an
-# utterance such as "/me waves" or "I: think". server/argument_gate.py checks them instead.
-NOT_PATHS = ResourceSecurity(exempt_params=frozenset({"npc_id", "session", "utterance"}))
+# utterance such as "/me waves" or "I: think". server/resource_uris.py checks them instead
+# (in the argument gate); RESOURCE_NOT_FOUND is answered as the connection's protocol asks.
+NOT_PATHS = ResourceSecurity(exempt_params=PARAMETERS)
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
-def hot_uri(npc_id: str, session: str | None = None) -> str:
-    uri = f"glyphoxa://npc/{quote(npc_id, safe='')}/hot"
-    return f"{uri}?session={quote(session, safe='')}" if session else uri
-
-
 @contextlib.contextmanager
 def resource_errors() -> Iterator[None]:
-    """A read's failure as the same typed outcomes and sentences a tool call gets."""
+    """A read's failure as the same typed outcomes and sentences a tool call gets
+    (server/outcomes.py): something not found or a bad parameter as the protocol's errors,
+    the rest as the read's error."""
     try:
         yield
-    except DeadlineExceeded as exc:
-        raise ResourceError(
-            CallDeadlineError(
-                "The read did not finish within this tier's deadline and was cancelled. "
-                "Retry once; if it is cancelled again, read it from a deeper tier."
-            ).message
-        ) from exc
-    except DatabaseUnavailableError as exc:
-        raise ResourceError(MemoryUnavailableError().message) from exc
-    except NotFoundError as exc:
-        raise MCPError(RESOURCE_NOT_FOUND, with_retry_advice(exc)) from exc
-    except InvalidInputError as exc:
-        raise MCPError(INVALID_PARAMS, with_retry_advice(exc)) from exc
-    except GlyphoxaError as exc:
-        raise ResourceError(with_retry_advice(exc)) from exc
     except Exception as exc:
-        log.exception("a resource read failed unexpectedly")
-        raise ResourceError(InternalError().message) from exc
+        error = outcome(exc, past_deadline=CallDeadlineError(READ_PAST_DEADLINE))
+        if is_bug(exc, error):
+            log.exception("a resource read failed unexpectedly")
+        if isinstance(error, NotFoundError):
+            raise MCPError(RESOURCE_NOT_FOUND, told(error)) from exc
+        if isinstance(error, InvalidInputError):
+            raise MCPError(INVALID_PARAMS, told(error)) from exc
+        raise ResourceError(told(error)) from exc
 
 
 def register_resources(

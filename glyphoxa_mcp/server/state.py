@@ -15,14 +15,9 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from glyphoxa_mcp.domain.tiers import TierPolicy
-from glyphoxa_mcp.errors import (
-    DatabaseUnavailableError,
-    GlyphoxaError,
-    InternalError,
-    MemoryUnavailableError,
-    with_retry_advice,
-)
+from glyphoxa_mcp.errors import DatabaseUnavailableError, GlyphoxaError
 from glyphoxa_mcp.server.admission import Admission
+from glyphoxa_mcp.server.outcomes import is_bug, outcome, told
 from glyphoxa_mcp.views.view import View
 
 log = logging.getLogger(__name__)
@@ -62,25 +57,18 @@ FAILURE: ContextVar[Failure | None] = ContextVar("glyphoxa_failure", default=Non
 @contextlib.contextmanager
 def tool_errors() -> Iterator[None]:
     """Our errors become tool errors: the model reads the message (which says whether and
-    when to retry), the tier gate the typed error; no traceback is logged. Anything else is
-    a bug: logged with its traceback, answered as an internal error, never as the SDK's bare
-    "Error executing tool"."""
+    when to retry), the tier gate the typed outcome (server/outcomes.py); no traceback is
+    logged. Anything else is a bug: logged with its traceback, answered as an internal
+    error, never as the SDK's bare "Error executing tool"."""
     failure = FAILURE.get()
     try:
         yield
-    except DatabaseUnavailableError as exc:
-        # Lost or refused connections read alike, without driver text; the tier gate (with
-        # the guard) tells whether the database is down or the call is tried once more.
-        if failure is not None:
-            failure.error = exc
-        raise ToolError(MemoryUnavailableError().message) from exc
-    except GlyphoxaError as exc:
-        if failure is not None:
-            failure.error = exc
-        raise ToolError(with_retry_advice(exc)) from exc
     except Exception as exc:
-        log.exception("a tool failed unexpectedly")
-        internal = InternalError()
+        # A lost or refused connection is told as unavailable; the tier gate (with the
+        # guard) tells whether the database is down or the call is tried once more.
+        error = outcome(exc)
+        if is_bug(exc, error):
+            log.exception("a tool failed unexpectedly")
         if failure is not None:
-            failure.error = internal
-        raise ToolError(internal.message) from exc
+            failure.error = error
+        raise ToolError(told(error)) from exc

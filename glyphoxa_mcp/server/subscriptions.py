@@ -24,8 +24,8 @@ from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.db.change_feed import Change
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.server.argument_gate import answered, subscribable
-from glyphoxa_mcp.server.resources import VOCABULARY_URI, hot_uri
+from glyphoxa_mcp.server.resource_uris import VOCABULARY_URI, answered, hot_uri, subscribable
+from glyphoxa_mcp.server.sdk_hooks import add_request_handler, connection_of
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 log = logging.getLogger(__name__)
@@ -33,13 +33,6 @@ MAX_NPCS = 10_000
 # Subscriptions one handshake-era connection may hold at once (each is kept until the client
 # unsubscribes or its connection closes).
 MAX_PER_CONNECTION = 200
-
-
-def connection_of(ctx: ServerRequestContext[Any, Any]) -> Any:
-    """The connection a request came on: what holds a subscription. The SDK makes a session
-    object per request (so two requests of one client have two), and shows low-level handlers
-    no connection of their own (MCPServer's tools see it as `ctx.connection`)."""
-    return getattr(ctx.session, "_connection", ctx.session)
 
 
 class HotSubscriptions:
@@ -69,13 +62,11 @@ class HotSubscriptions:
         return sum(len(sessions) for sessions in self._sessions.values())
 
     def attach(self, server: MCPServer) -> None:
-        # MCPServer has no public hook for these; its low-level server's registry is public.
-        lowlevel = server._lowlevel_server
-        lowlevel.add_request_handler(
-            "resources/subscribe", types.SubscribeRequestParams, self._subscribe
+        add_request_handler(
+            server, "resources/subscribe", types.SubscribeRequestParams, self._subscribe
         )
-        lowlevel.add_request_handler(
-            "resources/unsubscribe", types.UnsubscribeRequestParams, self._unsubscribe
+        add_request_handler(
+            server, "resources/unsubscribe", types.UnsubscribeRequestParams, self._unsubscribe
         )
 
     async def _subscribe(
@@ -93,7 +84,7 @@ class HotSubscriptions:
                 INVALID_PARAMS,
                 f"uri refused: this server speaks for {self.npc_id!r}; subscribe to {own}.",
             )
-        connection = connection_of(ctx)
+        connection = connection_of(ctx.session)
         held = self._uris.get(connection, set())
         if uri not in held and len(held) >= self.max_per_connection:
             raise MCPError(
@@ -124,7 +115,7 @@ class HotSubscriptions:
     async def _unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        self._forget(str(params.uri), connection_of(ctx))
+        self._forget(str(params.uri), connection_of(ctx.session))
         return types.EmptyResult()
 
     def _forget(self, uri: str, connection: Any) -> None:

@@ -6,8 +6,9 @@
   is told "busy, retry after N ms" at once; see server/admission.py) and answers within the
   deadline: a call still running then is cancelled;
 - every failed call is answered with one typed outcome (unavailable, busy, deadline, bad
-  argument, internal; errors.py), its sentence saying whether and when to retry: a tool's
-  own error reaches the gate typed (server/state.py's `Failure`), never as text to parse;
+  argument, internal; errors.py, decided in server/outcomes.py), its sentence saying
+  whether and when to retry: a tool's own error reaches the gate typed (server/state.py's
+  `Failure`), never as text to parse;
 - every call and resource read is counted for /metrics when metrics are kept.
 """
 
@@ -20,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from glyphoxa_mcp.db.guard import MemoryGuard
@@ -28,13 +28,11 @@ from glyphoxa_mcp.domain.tiers import TierPolicy
 from glyphoxa_mcp.domain.tool_names import NameStyle, advertised, canonical
 from glyphoxa_mcp.errors import (
     CallDeadlineError,
-    CheckOutstanding,
     DatabaseUnavailableError,
     DeadlineExceeded,
     GlyphoxaError,
     InternalError,
     InvalidInputError,
-    MemoryBusy,
     MemoryBusyError,
     MemoryUnavailableError,
     NotFoundError,
@@ -44,14 +42,12 @@ from glyphoxa_mcp.server.arrival import seconds_since_arrival
 from glyphoxa_mcp.server.busy_door import busy_message
 from glyphoxa_mcp.server.client_logging import ClientLogging
 from glyphoxa_mcp.server.metrics import Metrics, Outcome
+from glyphoxa_mcp.server.outcomes import past_tier_deadline
+from glyphoxa_mcp.server.resource_uris import metric_name
 from glyphoxa_mcp.server.state import FAILURE, Failure
-from glyphoxa_mcp.server.wire import is_error, texts
+from glyphoxa_mcp.server.wire import is_error, texts, tool_error
 
 log = logging.getLogger(__name__)
-
-
-def tool_error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 def outcome_of(error: GlyphoxaError | None) -> Outcome:
@@ -70,13 +66,6 @@ def outcome_of(error: GlyphoxaError | None) -> Outcome:
 def is_bare(result: HandlerResult, tool: str) -> bool:
     """The SDK's answer to a crash it caught itself: its prefix and nothing else."""
     return texts(result) == [f"Error executing tool {tool}"]
-
-
-def resource_name(uri: str) -> str:
-    """A resource URI's kind (hot, prefetch, npcs, vocabulary), bounded for metric labels."""
-    path = uri.split("?", 1)[0].rstrip("/")
-    last = path.rsplit("/", 1)[-1]
-    return last if last in ("hot", "prefetch", "npcs", "vocabulary") else "other"
 
 
 class TierGate:
@@ -124,7 +113,7 @@ class TierGate:
     async def _read(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        name = resource_name(str(ctx.params.get("uri", "") if ctx.params else ""))
+        name = metric_name(str(ctx.params.get("uri", "") if ctx.params else ""))
         started = time.perf_counter()
         try:
             result = await call_next(ctx)
@@ -167,25 +156,10 @@ class TierGate:
             )
         except MemoryUnavailableError as exc:
             error = exc
-        except CheckOutstanding:
-            error = CallDeadlineError(
-                f"{name} was cancelled at the {policy.tier.value} tier's deadline of "
-                f"{policy.deadline_ms} ms before the database answered a check of its own. "
-                "Retry in a moment: if the database is down, the next call is told so at once."
-            )
-        except MemoryBusy:
-            error = CallDeadlineError(
-                f"{name} was cancelled at the {policy.tier.value} tier's deadline of "
-                f"{policy.deadline_ms} ms with every database connection in use. Retry in a "
-                "moment."
-            )
-        except DeadlineExceeded:
-            log.warning("%s passed the %s deadline and was cancelled", name, policy.tier.value)
-            error = CallDeadlineError(
-                f"{name} did not finish within the {policy.tier.value} tier's deadline of "
-                f"{policy.deadline_ms} ms and was cancelled. Retry once; if it is cancelled "
-                "again, ask for fewer results or use a deeper tier."
-            )
+        except DeadlineExceeded as exc:
+            if type(exc) is DeadlineExceeded:  # not the database's doing: the call's own size
+                log.warning("%s passed the %s deadline and was cancelled", name, policy.tier.value)
+            error = past_tier_deadline(exc, name, policy)
         else:
             if not is_error(result):
                 return result, Outcome.OK

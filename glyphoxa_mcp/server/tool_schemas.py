@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.domain.tool_names import NameStyle, advertised, canonical
-from glyphoxa_mcp.server.tools import register_tools
+from glyphoxa_mcp.server.tools import memory_tools
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 GEMINI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
@@ -109,8 +109,7 @@ def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 async def tier_tools(tier: Tier) -> list[dict[str, Any]]:
     """The MCP tool entries a tier lists, as JSON, in registration order."""
-    server = MCPServer("glyphoxa-memory")
-    register_tools(server)
+    server = MCPServer("glyphoxa-memory", tools=memory_tools())
     policy = tier_policy(tier)
     tools = []
     for tool in await server.list_tools():

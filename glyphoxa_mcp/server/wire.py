@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.server.context import HandlerResult
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
+
+
+def tool_error(message: str) -> CallToolResult:
+    """A tool's error result saying `message`."""
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 def as_wire(result: HandlerResult) -> HandlerResult:

@@ -3,8 +3,6 @@ type, or by their connections to another."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.models import Entity, IdentitySnapshot, Neighbour, RelatedEntity
 from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
@@ -14,6 +12,7 @@ from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.views.arguments import present
 from glyphoxa_mcp.views.limits import Clamped
+from glyphoxa_mcp.views.reading import Reader, Reading
 from glyphoxa_mcp.views.results import (
     CountLimit,
     EntityView,
@@ -21,9 +20,6 @@ from glyphoxa_mcp.views.results import (
     RelationshipView,
 )
 from glyphoxa_mcp.views.scope import Scope
-
-if TYPE_CHECKING:
-    from glyphoxa_mcp.views.view import View
 
 # A result is read by a model, often a voice one: ten hubs with 25 relationships each were
 # 150 KB of JSON (and 40 ms to assemble). The relationships are shared out over the entities
@@ -37,9 +33,9 @@ NEIGHBOUR_POOL = 500
 
 
 class EntityQuery:
-    def __init__(self, view: View) -> None:
-        self.view = view
-        self.queries = view.memory.queries
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+        self.queries = reader.memory.queries
 
     async def run(
         self,
@@ -61,9 +57,10 @@ class EntityQuery:
             entities=[],
             limit=CountLimit.of(count),
             depth=CountLimit.of(hops) if hops is not None else None,
-            scope=self.view.label,
+            scope=self.reader.label,
         )
-        scope = await self.view.scope()
+        reading = await self.reader.reading()
+        scope = reading.scope
         if related_to is not None:
             anchors = scope.names.match(related_to, limit=1)
             if not anchors:
@@ -78,7 +75,7 @@ class EntityQuery:
             views = self._by_name_or_type(scope, name, entity_type)
         views = views[: count.used]
         per_entity = relationships_per_entity(len(views))
-        entities = await self._with_relationships(views, per_entity, scope)
+        entities = await self._with_relationships(views, per_entity, reading)
         note = None if entities else "No entity matched; check the spelling or try a type."
         return result.model_copy(
             update={"entities": entities, "relationships_per_entity": per_entity, "note": note}
@@ -109,7 +106,7 @@ class EntityQuery:
         neighbours = await self.queries.neighbours(
             anchor.entity.id,
             depth=depth,
-            npc_id=self.view.npc_id,
+            npc_id=self.reader.npc_id,
             rel_types=rel_types,
             limit=NEIGHBOUR_POOL if name is not None or entity_type is not None else wanted,
         )
@@ -127,17 +124,18 @@ class EntityQuery:
         self,
         views: list[tuple[Entity, str, Neighbour | None]],
         per_entity: int,
-        scope: Scope,
+        reading: Reading,
     ) -> list[EntityView]:
         read, withheld = await concurrently(
             lambda: self.queries.snapshots(
                 [entity.id for entity, _, _ in views],
-                npc_id=self.view.npc_id,
+                npc_id=self.reader.npc_id,
                 max_relationships=per_entity,
                 include_facts=False,
             ),
-            self.view.withheld_sessions,
+            reading.withheld_sessions,
         )
+        scope = reading.scope
         snapshots = [scope.shown_snapshot(snapshot, withheld) for snapshot in read]
         by_id = {s.entity.id: s for s in snapshots if s is not None}
         return [
@@ -177,7 +175,7 @@ class EntityQuery:
             other_name=other.name,
             other_type=other.type.value,
             sentence=seen_from(entity.name, related),
-            provenance=self.view.provenance(rel.provenance),
+            provenance=self.reader.provenance(rel.provenance),
             secret=rel.visibility.secret,
         )
 

@@ -5,7 +5,6 @@ to a subject, session or time (lore has none of them), the DM's lore passages be
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.models import Entity, Fact, FactMatch, Provenance, Relationship
@@ -17,6 +16,7 @@ from glyphoxa_mcp.storage.fact_queries import FactFilters
 from glyphoxa_mcp.storage.lore_queries import LoreMatch, LorePassage
 from glyphoxa_mcp.views.arguments import present, search_query
 from glyphoxa_mcp.views.limits import Clamped
+from glyphoxa_mcp.views.reading import Reader, Reading
 from glyphoxa_mcp.views.results import (
     WORDS_ONLY_NOTE,
     CountLimit,
@@ -24,11 +24,7 @@ from glyphoxa_mcp.views.results import (
     FactHit,
     SearchFactsResult,
 )
-from glyphoxa_mcp.views.scope import Scope
 from glyphoxa_mcp.views.session_summary import known_session
-
-if TYPE_CHECKING:
-    from glyphoxa_mcp.views.view import View
 
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 20
@@ -53,7 +49,7 @@ _LORE_PROVENANCE = Provenance(source="dm", confidence=1.0, dm_confirmed=True)
 
 
 async def search_facts(
-    view: View,
+    reader: Reader,
     query: str,
     top_k: Clamped,
     entity: str | None,
@@ -61,17 +57,18 @@ async def search_facts(
     before: str | None,
     session_id: str | None,
 ) -> SearchFactsResult:
-    result = SearchFactsResult(results=[], top_k=CountLimit.of(top_k), scope=view.label)
+    result = SearchFactsResult(results=[], top_k=CountLimit.of(top_k), scope=reader.label)
     text = search_query(query)
     if text is None:
         return result.model_copy(update={"note": "The query is blank: nothing to search."})
     lower = parse_time_bound(after, "after")
     upper = parse_time_bound(before, "before")
     session_id = present(session_id, "session_id")
-    withheld = await view.withheld_sessions()
+    reading = await reader.reading()
+    scope = reading.scope
+    withheld = await reading.withheld_sessions()
     if session_id is not None:
-        await known_session(view, session_id, withheld)
-    scope = await view.scope()
+        await known_session(reading.memory, session_id, withheld)
     subject = None
     entity = present(entity, "entity")
     if entity is not None:
@@ -90,7 +87,7 @@ async def search_facts(
         story_after=lower.story_day if lower else None,
         story_before=upper.story_day if upper else None,
     )
-    search = FactSearch(view, scope, filters, lower, upper, withheld)
+    search = FactSearch(reading, filters, lower, upper, withheld)
     hits = await search.run(text, subject, top_k.used)
     note = WORDS_ONLY_NOTE if search.words_only else None if hits else "Nothing matched."
     return result.model_copy(update={"results": hits, "note": note})
@@ -99,33 +96,33 @@ async def search_facts(
 class FactSearch:
     def __init__(
         self,
-        view: View,
-        scope: Scope,
+        reading: Reading,
         filters: FactFilters,
         lower: TimeBound | None,
         upper: TimeBound | None,
         withheld_sessions: frozenset[str] = frozenset(),
     ) -> None:
-        self.view = view
+        self.reader = reading.reader
+        self.memory = reading.memory
         self.withheld = withheld_sessions
-        self.scope = scope
-        self.known = scope.by_id
+        self.scope = reading.scope
+        self.known = reading.scope.by_id
         self.filters = filters
         self.lower, self.upper = lower, upper
         self.words_only = False
 
     async def run(self, query: str, subject: Entity | None, wanted: int) -> list[FactHit]:
-        facts = self.view.memory.facts
+        facts = self.memory.facts
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
-        npc = self.view.npc_id
+        npc = self.reader.npc_id
 
-        lore = self.view.memory.lore
+        lore = self.memory.lore
         with_lore = self.filters == FactFilters()
 
         async def nearest() -> tuple[
             list[FactMatch], list[tuple[Relationship, float]], list[LoreMatch]
         ]:
-            vector = await self.view.embed_query_if_able(query)
+            vector = await self.reader.embed_query_if_able(query)
             if vector is None:
                 self.words_only = True
                 return [], [], []
@@ -210,8 +207,8 @@ class FactSearch:
         bidirectional pair once."""
         if self._story_bounded():
             return []  # relationships have no story time
-        near = await self.view.memory.facts.relationships_by_vector(
-            vector, self.filters, k=pool, npc_id=self.view.npc_id
+        near = await self.memory.facts.relationships_by_vector(
+            vector, self.filters, k=pool, npc_id=self.reader.npc_id
         )
         kept: list[tuple[Relationship, float]] = []
         pairs: set[tuple[frozenset[str], str]] = set()
@@ -245,8 +242,8 @@ class FactSearch:
         words = {w for w in _WORD.findall(query.lower()) if w not in _STOP}
         scored: dict[int, tuple[int, Relationship]] = {}
         for entity_id in about:
-            for rel in await self.view.memory.graph.relationships_of(
-                entity_id, npc_id=self.view.npc_id
+            for rel in await self.memory.graph.relationships_of(
+                entity_id, npc_id=self.reader.npc_id
             ):
                 if not self._shown(rel):
                     continue
@@ -289,7 +286,7 @@ class FactSearch:
             story_day=fact.story_day,
             story_label=fact.story_label,
             occurred_at=fact.occurred_at,
-            provenance=self.view.provenance(fact.provenance),
+            provenance=self.reader.provenance(fact.provenance),
             secret=fact.visibility.secret,
             score=round(score, 6),
             matched_by=sorted(set(found_by)),
@@ -308,7 +305,7 @@ class FactSearch:
             story_day=None,
             story_label=None,
             occurred_at=rel.provenance.timestamp,
-            provenance=self.view.provenance(rel.provenance),
+            provenance=self.reader.provenance(rel.provenance),
             secret=rel.visibility.secret,
             score=round(score, 6),
             matched_by=sorted(set(found_by)),
@@ -325,7 +322,7 @@ class FactSearch:
             story_day=None,
             story_label=None,
             occurred_at=None,
-            provenance=self.view.provenance(_LORE_PROVENANCE),
+            provenance=self.reader.provenance(_LORE_PROVENANCE),
             secret=passage.visibility.secret,
             score=round(score, 6),
             matched_by=sorted(set(found_by)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -33,12 +33,10 @@ from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.storage.lore_queries import LorePassage
 from glyphoxa_mcp.views.arguments import quoted
+from glyphoxa_mcp.views.reading import Reader, Reading
 from glyphoxa_mcp.views.results import EntityRef
-from glyphoxa_mcp.views.scope import Scope, scope_of
+from glyphoxa_mcp.views.scope import Scope
 from glyphoxa_mcp.views.session_summary import known_session
-
-if TYPE_CHECKING:
-    from glyphoxa_mcp.views.view import View
 
 # Attributes that shape how an NPC talks and acts come first when the budget is tight.
 CHARACTER_ATTRIBUTES = ("personality", "speaking_style", "occupation", "appearance", "goals")
@@ -100,15 +98,18 @@ def _marks(secret: bool, unconfirmed: bool) -> str:
 
 
 class HotLayer:
-    def __init__(self, view: View, budgets: HotBudgets) -> None:
-        self.view = view
-        self.memory = view.memory
+    """An NPC's hot context, built for `reader` (the NPC itself, or the DM): read as the NPC
+    knows it, with the NPC's scope read once per build."""
+
+    def __init__(self, reader: Reader, budgets: HotBudgets) -> None:
+        self.reader = reader
+        self.memory = reader.memory
         self.budgets = budgets
 
     def _speaks_for(self, npc_id: str) -> None:
-        if self.view.npc_id is not None and npc_id != self.view.npc_id:
+        if self.reader.npc_id is not None and npc_id != self.reader.npc_id:
             raise InvalidInputError(
-                f"This server speaks for {self.view.npc_id!r}; it has no hot context for "
+                f"This server speaks for {self.reader.npc_id!r}; it has no hot context for "
                 f"npc_id {quoted(npc_id)}.",
                 field="npc_id",
             )
@@ -132,34 +133,35 @@ class HotLayer:
         return snapshot
 
     async def _unknown_npc(self, npc_id: str) -> NotFoundError:
-        near = match_names(npc_id, await self.memory.queries.entity_names(self.view.npc_id), 3)
+        near = match_names(npc_id, await self.memory.queries.entity_names(self.reader.npc_id), 3)
         hint = f" Did you mean {', '.join(m.entity.id for m in near)}?" if near else ""
         return NotFoundError(f"No NPC {quoted(npc_id)} (npc_id).{hint} glyphoxa://npcs lists them.")
 
-    async def _session(self, session_id: str | None, npc_id: str) -> str | None:
-        """The session asked for, or the one being played, of those the NPC may read."""
-        as_npc = self.view.of_npc(npc_id)
-        withheld = await as_npc.withheld_sessions()
+    async def _session(self, session_id: str | None, withheld: frozenset[str]) -> str | None:
+        """The session asked for, or the one being played, of those the NPC may read
+        (`withheld`: the sessions it may not)."""
         if session_id is not None:
-            await known_session(as_npc, session_id, withheld, field="session")
+            await known_session(self.memory, session_id, withheld, field="session")
             return session_id
         return await self.memory.log.latest_session_id(skipping=withheld)
 
-    async def npc_knowledge(self, npc_id: str) -> NpcKnowledge:
-        """What the NPC knows, kept until any of it changes (entities, relationships, facts):
-        it is asked for at every turn of play, and reading a hub's relationships and facts
-        and ranking them into the budget took most of building the hot context (16 of 25 ms
+    async def npc_knowledge(self, as_npc: Reading, withheld: frozenset[str]) -> NpcKnowledge:
+        """What the NPC knows (`as_npc`: the NPC's reading, `withheld`: the sessions it may
+        not read), kept until any of it changes (entities, relationships, facts): it is
+        asked for at every turn of play, and reading a hub's relationships and facts and
+        ranking them into the budget took most of building the hot context (16 of 25 ms
         for an NPC with 455 relationships and 132 facts)."""
-        key = ("hot context", npc_id, self.budgets.identity_tokens, self.view.rumours)
-        return await self.memory.knowledge_cache.get(key, lambda: self._read_knowledge(npc_id))
-
-    async def _read_knowledge(self, npc_id: str) -> NpcKnowledge:
-        # Should both fail, the NPC's own error wins, as if they ran one after another.
-        read, scope, withheld = await concurrently(
-            lambda: self._npc_snapshot(npc_id),
-            lambda: scope_of(self.memory, npc_id),
-            self.view.of_npc(npc_id).withheld_sessions,
+        npc_id = as_npc.npc_id
+        assert npc_id is not None
+        key = ("hot context", npc_id, self.budgets.identity_tokens, self.reader.rumours)
+        return await self.memory.knowledge_cache.get(
+            key, lambda: self._read_knowledge(npc_id, as_npc.scope, withheld)
         )
+
+    async def _read_knowledge(
+        self, npc_id: str, scope: Scope, withheld: frozenset[str]
+    ) -> NpcKnowledge:
+        read = await self._npc_snapshot(npc_id)
         # The NPC always knows itself, whatever its name holds.
         snapshot = scope.shown_snapshot(read, withheld) or read.model_copy(
             update={"relationships": (), "facts": ()}
@@ -210,11 +212,11 @@ class HotLayer:
         )
 
     async def _recent_entries(
-        self, session_id: str | None, npc_id: str
+        self, session_id: str | None, npc_id: str, withheld: frozenset[str]
     ) -> tuple[str | None, list[Entry], list[SessionFact]]:
         """The session (the latest when none is named), its last minutes of talk and the
         session facts shown to the NPC."""
-        session_id = await self._session(session_id, npc_id)
+        session_id = await self._session(session_id, withheld)
         if session_id is None:
             return None, [], []
         window = timedelta(minutes=self.budgets.transcript_minutes)
@@ -227,8 +229,11 @@ class HotLayer:
 
     async def build(self, npc_id: str, session_id: str | None) -> HotContext:
         self._speaks_for(npc_id)
+        as_npc = await self.reader.of_npc(npc_id).reading()
+        withheld = await as_npc.withheld_sessions()
         known, (session_id, entries, facts) = await concurrently(
-            lambda: self.npc_knowledge(npc_id), lambda: self._recent_entries(session_id, npc_id)
+            lambda: self.npc_knowledge(as_npc, withheld),
+            lambda: self._recent_entries(session_id, npc_id, withheld),
         )
         npc, identity, location = known.snapshot.entity, known.identity, known.location
         lines, speakers = _heard(entries, known.scope)
@@ -276,7 +281,7 @@ class HotLayer:
             )
             for key, value in redactor.clean(npc.attributes).items()
         ]
-        rumours = self.view.rumours
+        rumours = self.reader.rumours
         for related in snapshot.relationships:
             rel = related.relationship
             unconfirmed = rumours.is_rumour(rel.provenance)

@@ -8,8 +8,6 @@ of past sessions it is most likely about. Always in the NPC's own knowledge scop
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import BaseModel, Field
 
 from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS, CorrectorCache
@@ -19,11 +17,9 @@ from glyphoxa_mcp.recall.prefetch_triggers import temporal_reference
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.views.hot_context import HotLayer
 from glyphoxa_mcp.views.limits import MAX_UTTERANCE as MAX_UTTERANCE  # re-exported
+from glyphoxa_mcp.views.reading import Reader
 from glyphoxa_mcp.views.results import EntityRef, SessionHit
 from glyphoxa_mcp.views.session_search import SessionSearch
-
-if TYPE_CHECKING:
-    from glyphoxa_mcp.views.view import View
 
 MAX_ENTITIES = 3
 MAX_PASSAGES = 3
@@ -42,28 +38,28 @@ class PrefetchContext(BaseModel):
 
 
 async def prefetch_context(
-    view: View,
+    reader: Reader,
     npc_id: str,
     utterance: str,
     *,
     correctors: CorrectorCache = SHARED_CORRECTORS,
 ) -> PrefetchContext:
     """What to put in the NPC's prompt before it answers `utterance`, read as that NPC knows
-    it; a view of another NPC is refused."""
+    it (`reader`: the NPC's own, or the DM's); a reader of another NPC is refused."""
     if len(utterance) > MAX_UTTERANCE or "\x00" in utterance:
         raise InvalidInputError(
             f"utterance must be at most {MAX_UTTERANCE} characters of text.", field="utterance"
         )
-    npc = await HotLayer(view, HotBudgets()).npc_entity(npc_id)
-    as_npc = view.of_npc(npc.id)
-    scope = await as_npc.scope()
+    npc = await HotLayer(reader, HotBudgets()).npc_entity(npc_id)
+    as_npc = await reader.of_npc(npc.id).reading()
+    scope = as_npc.scope
     # Corrected against the names this NPC may know only: correcting to a hidden name would
     # spell out a secret in the NPC's own context.
     heard = utterance
     utterance = correctors.for_entities(scope.known).correct(heard).corrected
     named = [i for i in scope.mentions.owners_in(utterance) if i != npc.id]
     withheld = await as_npc.withheld_sessions()
-    read = await view.memory.queries.snapshots(
+    read = await reader.memory.queries.snapshots(
         named[:MAX_ENTITIES], npc_id=npc.id, max_relationships=RELATIONSHIPS_EACH
     )
     snapshots = [s for s in (scope.shown_snapshot(r, withheld) for r in read) if s is not None]
@@ -77,9 +73,9 @@ async def prefetch_context(
         context.append(f"{entity.name} ({entity.type.value}): " + " ".join(parts))
     temporal = temporal_reference(utterance)
     passages: list[SessionHit] = []
-    if utterance.strip() and (temporal or named) and view.embedder is not None:
+    if utterance.strip() and (temporal or named) and reader.embedder is not None:
         filters = as_npc.transcript_filters(withheld)
-        passages = await SessionSearch(as_npc, filters, scope).run(utterance.strip(), MAX_PASSAGES)
+        passages = await SessionSearch(as_npc, filters).run(utterance.strip(), MAX_PASSAGES)
     lines = ["## Memory this conversation may need"]
     lines += [f"- {line}" for line in context]
     if passages:

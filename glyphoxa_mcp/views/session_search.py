@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.models import (
@@ -24,17 +24,14 @@ from glyphoxa_mcp.recall.speaker_prior import named_speakers, spoken_share
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.views.arguments import an_id, present, search_query
 from glyphoxa_mcp.views.limits import Clamped
+from glyphoxa_mcp.views.reading import Reader, Reading
 from glyphoxa_mcp.views.results import (
     WORDS_ONLY_NOTE,
     CountLimit,
     SearchSessionsResult,
     SessionHit,
 )
-from glyphoxa_mcp.views.scope import Scope
 from glyphoxa_mcp.views.session_summary import known_session
-
-if TYPE_CHECKING:
-    from glyphoxa_mcp.views.view import View
 
 # How many candidates each ranking contributes to the fusion, per result wanted.
 CANDIDATES_PER_RESULT = 4
@@ -46,7 +43,7 @@ REORDERINGS = frozenset({"speaker", "event"})
 
 
 async def search_sessions(
-    view: View,
+    reader: Reader,
     query: str,
     top_k: Clamped,
     session_id: str | None,
@@ -56,23 +53,22 @@ async def search_sessions(
     before: str | None,
     graph_expansion: bool,
 ) -> SearchSessionsResult:
-    empty = SearchSessionsResult(results=[], top_k=CountLimit.of(top_k), scope=view.label)
+    empty = SearchSessionsResult(results=[], top_k=CountLimit.of(top_k), scope=reader.label)
     text = search_query(query)
     if text is None:
         return empty.model_copy(update={"note": "The query is blank: nothing to search."})
-    scope = await view.scope()
-    filters = await _filters(view, scope, session_id, speaker, npc_id, after, before)
+    reading = await reader.reading()
+    filters = await _filters(reading, session_id, speaker, npc_id, after, before)
     if filters is None:
         return empty.model_copy(update={"note": f"No speaker named {speaker!r}."})
-    search = SessionSearch(view, filters, scope, graph_expansion)
+    search = SessionSearch(reading, filters, graph_expansion)
     hits = await search.run(text, top_k.used)
     note = WORDS_ONLY_NOTE if search.words_only else None if hits else "Nothing matched."
     return empty.model_copy(update={"results": hits, "note": note})
 
 
 async def _filters(
-    view: View,
-    scope: Scope,
+    reading: Reading,
     session_id: str | None,
     speaker: str | None,
     npc_id: str | None,
@@ -91,16 +87,17 @@ async def _filters(
                 field=field,
             )
         bounds[field] = bound.real if bound else None
-    withheld = await view.withheld_sessions()
+    scope = reading.scope
+    withheld = await reading.withheld_sessions()
     if session_id is not None:
-        await known_session(view, session_id, withheld)
+        await known_session(reading.memory, session_id, withheld)
     speaker_ids = None
     if speaker is not None:
         # Only by the lines this viewer may read: a speaker heard only in DM-only lines or
         # withheld sessions is, to an NPC, someone who never spoke.
         speaker_ids = tuple(
-            await view.memory.log.speaker_ids(
-                speaker, include_dm_only=view.npc_id is None, skipping=withheld
+            await reading.memory.log.speaker_ids(
+                speaker, include_dm_only=reading.npc_id is None, skipping=withheld
             )
         )
         # Someone hidden from this NPC answers exactly like someone unknown.
@@ -114,7 +111,7 @@ async def _filters(
         # An NPC hidden from this viewer is searched like an id no line holds: the same
         # search, finding nothing (no speaker id matches an empty tuple), and the same note.
         speaker_ids = ()
-    return view.transcript_filters(
+    return reading.transcript_filters(
         withheld,
         SearchFilters(
             session_id=session_id,
@@ -147,20 +144,23 @@ class Candidates:
 
 
 class SessionSearch:
+    """One search of the transcripts in a viewer's reading, under `filters` (made from it)."""
+
     def __init__(
-        self, view: View, filters: SearchFilters, scope: Scope, graph_expansion: bool = False
+        self, reading: Reading, filters: SearchFilters, graph_expansion: bool = False
     ) -> None:
-        self.view = view
-        self.memory = view.memory
+        self.reader = reading.reader
+        self.npc_id = reading.npc_id
+        self.memory = reading.memory
         self.filters = filters
-        self.scope = scope
+        self.scope = reading.scope
         self.graph_expansion = graph_expansion
-        self.tuning = view.search_tuning
+        self.tuning = reading.reader.search_tuning
         self.words_only = False
 
     async def run(self, query: str, wanted: int) -> list[SessionHit]:
         pool = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * wanted)
-        embedding = await self.view.embed_query_if_able(query)
+        embedding = await self.reader.embed_query_if_able(query)
         self.words_only = embedding is None
         found = await self._meaning_and_words(query, embedding, self.filters, pool)
         said_then: Candidates | None = None
@@ -179,7 +179,7 @@ class SessionSearch:
         lines = {i for c in found.chunks.values() for i in c.entry_ids} - found.entries.keys()
         sessions = {c.session_id for c in found.chunks.values() if c.session_id is not None}
         sessions |= {e.session_id for e in found.entries.values()}
-        judged_in_context = self.view.npc_id is not None and self.scope.redactor.hides_anything
+        judged_in_context = self.npc_id is not None and self.scope.redactor.hides_anything
         more_lines, titles, neighbours = await concurrently(
             lambda: self.memory.log.get_many(sorted(lines)),
             lambda: self.memory.sessions.titles(sessions),
@@ -255,7 +255,7 @@ class SessionSearch:
     ) -> set[Key]:
         """The candidates this viewer may read whole: a line that names nothing hidden, by
         itself or with the line before or after it (`neighbours`: a name split in two)."""
-        if self.view.npc_id is None:
+        if self.npc_id is None:
             return {("chunk", i) for i in chunks} | {("entry", i) for i in entries}
         scope = self.scope
         withheld = set(self.filters.withheld_sessions)
@@ -324,7 +324,7 @@ class SessionSearch:
         if not named:
             return []
         found = await self.memory.queries.chunks_near_entities(
-            named, embedding, depth=1, k=k, npc_id=self.view.npc_id
+            named, embedding, depth=1, k=k, npc_id=self.npc_id
         )
         return [
             item.match.chunk

@@ -2,37 +2,35 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from glyphoxa_mcp.domain.models import Session
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.arguments import present, quoted
 from glyphoxa_mcp.views.limits import MAX_SESSIONS_AGO
+from glyphoxa_mcp.views.reading import Reader
 from glyphoxa_mcp.views.results import EntityRef, SessionSummaryResult
-
-if TYPE_CHECKING:
-    from glyphoxa_mcp.views.view import View
 
 LISTED_IDS = 10
 
 
 async def session_summary(
-    view: View, session_id: str | None, sessions_ago: int | None
+    reader: Reader, session_id: str | None, sessions_ago: int | None
 ) -> SessionSummaryResult:
     if session_id is not None and sessions_ago is not None:
         raise InvalidInputError("Give session_id or sessions_ago, not both.", field="sessions_ago")
     session_id = present(session_id, "session_id")
-    scope = await view.scope()
-    withheld = await view.withheld_sessions()
+    reading = await reader.reading()
+    scope, memory = reading.scope, reading.memory
+    withheld = await reading.withheld_sessions()
     if session_id is not None:
-        session = await known_session(view, session_id, withheld)
+        session = await known_session(memory, session_id, withheld)
     else:
         if sessions_ago is not None and sessions_ago > MAX_SESSIONS_AGO:
             raise InvalidInputError(
                 f"sessions_ago must be at most {MAX_SESSIONS_AGO}.", field="sessions_ago"
             )
         try:
-            session = await view.memory.sessions.finished(
+            session = await memory.sessions.finished(
                 1 if sessions_ago is None else sessions_ago, skipping=withheld
             )
         except NotFoundError as exc:
@@ -42,7 +40,7 @@ async def session_summary(
     title = session.title
     if title is not None and redactor.mentions_hidden(title):
         title = None
-    involved = await view.memory.queries.session_entities(session.id, view.npc_id)
+    involved = await memory.queries.session_entities(session.id, reading.npc_id)
     entities = [scope.by_id[e.id] for e in involved if e.id in scope.by_id]
     note = None
     if session.summary is None:
@@ -58,23 +56,23 @@ async def session_summary(
         summary=summary or None,
         summary_source=session.summary_source,
         entities=[EntityRef(id=e.id, name=e.name, type=e.type.value) for e in entities],
-        scope=view.label,
+        scope=reading.label,
         note=note,
     )
 
 
 async def known_session(
-    view: View, session_id: str, withheld: frozenset[str], field: str = "session_id"
+    memory: CampaignMemory, session_id: str, withheld: frozenset[str], field: str = "session_id"
 ) -> Session:
-    """The session, when this viewer may read it (`withheld`: its `withheld_sessions()`);
+    """The session, when a viewer may read it (`withheld`: its `withheld_sessions()`);
     otherwise the same error as for a session that does not exist, naming the argument
     (`field`) it came in, whose hint lists only sessions the viewer may read."""
     try:
         if session_id in withheld:
             raise NotFoundError("withheld")
-        return await view.memory.sessions.get(session_id)
+        return await memory.sessions.get(session_id)
     except NotFoundError:
-        every = await view.memory.sessions.dm_only_by_id()
+        every = await memory.sessions.dm_only_by_id()
         known = [s for s in every if s not in withheld]
         recent = known[-LISTED_IDS:]
         hint = (

@@ -17,7 +17,7 @@ from glyphoxa_mcp.app import App
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.domain.tool_names import ToolName
 from glyphoxa_mcp.server.memory_server import build_server
-from glyphoxa_mcp.server.resources import hot_uri
+from glyphoxa_mcp.server.resource_uris import hot_uri
 from glyphoxa_mcp.server.state import ServerState
 
 LOOKING_DEADLINE_MS = 30_000

@@ -19,7 +19,7 @@ from mcp.types import (
 )
 
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.server.resources import (
+from glyphoxa_mcp.server.resource_uris import (
     HOT_URI_TEMPLATE,
     NPCS_URI,
     PREFETCH_URI_TEMPLATE,

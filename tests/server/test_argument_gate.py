@@ -16,16 +16,11 @@ from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.db.driver_errors import translate
 from glyphoxa_mcp.domain.tiers import Tier
-from glyphoxa_mcp.server.argument_gate import (
-    MAX_ANSWER,
-    argument_problems,
-    fit,
-    not_found_code,
-    resource_kind,
-)
 from glyphoxa_mcp.server.memory_server import build_server
-from glyphoxa_mcp.server.resources import RESOURCE_NOT_FOUND
+from glyphoxa_mcp.server.refusals import MAX_ANSWER, fit
+from glyphoxa_mcp.server.resource_uris import RESOURCE_NOT_FOUND, not_found_code, resource_kind
 from glyphoxa_mcp.server.state import ServerState
+from glyphoxa_mcp.server.tool_arguments import argument_problems
 from glyphoxa_mcp.server.tool_schemas import tier_tools
 from glyphoxa_mcp.server.tools import ARGUMENTS
 from glyphoxa_mcp.views.view import View

@@ -7,7 +7,7 @@ from mcp.types import ResourceTemplateReference
 
 from glyphoxa_mcp.domain.models import NewSession
 from glyphoxa_mcp.server.completions import MAX_VALUES, starting_with
-from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
+from glyphoxa_mcp.server.resource_uris import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.server.conftest import Connect
 from tests.storage.graph_fixtures import build_village

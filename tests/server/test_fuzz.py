@@ -38,9 +38,9 @@ from pydantic.fields import FieldInfo
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
-from glyphoxa_mcp.server.argument_gate import MAX_ANSWER
 from glyphoxa_mcp.server.memory_server import build_server
-from glyphoxa_mcp.server.resources import (
+from glyphoxa_mcp.server.refusals import MAX_ANSWER
+from glyphoxa_mcp.server.resource_uris import (
     NPCS_URI,
     RESOURCE_NOT_FOUND,
     VOCABULARY_URI,

@@ -12,7 +12,7 @@ from mcp.client import Client
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
 
-from glyphoxa_mcp.db.guard import UNAVAILABLE, MemoryGuard
+from glyphoxa_mcp.db.guard import MemoryGuard
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.domain.tool_names import NameStyle, ToolName
 from glyphoxa_mcp.errors import (
@@ -27,6 +27,7 @@ from glyphoxa_mcp.errors import (
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.server.admission import Admission
 from glyphoxa_mcp.server.metrics import Metrics
+from glyphoxa_mcp.server.outcomes import UNAVAILABLE
 from glyphoxa_mcp.server.state import tool_errors
 from glyphoxa_mcp.server.tier_gate import TierGate
 from tests.conftest import PostgresForTests

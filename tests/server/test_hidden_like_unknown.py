@@ -32,7 +32,7 @@ from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.server.memory_server import build_server
-from glyphoxa_mcp.server.resources import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
+from glyphoxa_mcp.server.resource_uris import HOT_URI_TEMPLATE, PREFETCH_URI_TEMPLATE
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View

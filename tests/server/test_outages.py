@@ -20,11 +20,11 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.db.guard import UNAVAILABLE
 from glyphoxa_mcp.domain.models import NewEntry
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.server.metrics import Metrics
-from glyphoxa_mcp.server.resources import hot_uri
+from glyphoxa_mcp.server.outcomes import UNAVAILABLE
+from glyphoxa_mcp.server.resource_uris import hot_uri
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.own_postgres import OwnPostgres, demo_database, own_postgres_server
 from tests.server.http_serving import mcp_client, serving

@@ -14,8 +14,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.domain.tiers import Tier
-from glyphoxa_mcp.server.argument_gate import MAX_ANSWER
 from glyphoxa_mcp.server.memory_server import build_server
+from glyphoxa_mcp.server.refusals import MAX_ANSWER
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.views.view import View

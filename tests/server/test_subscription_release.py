@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.server.metrics import Metrics
-from glyphoxa_mcp.server.resources import hot_uri
+from glyphoxa_mcp.server.resource_uris import hot_uri
 from tests.server.http_serving import load_demo, mcp_client, serving
 
 CYCLES = 50

@@ -130,7 +130,7 @@ async def test_the_vocabulary_is_renewed_when_the_graph_changes_not_the_talk(
 ) -> None:
     from glyphoxa_mcp.domain.models import NewEntity
     from glyphoxa_mcp.domain.vocabulary import EntityType
-    from glyphoxa_mcp.server.resources import VOCABULARY_URI
+    from glyphoxa_mcp.server.resource_uris import VOCABULARY_URI
 
     server, subscriptions = make_server(village)
     async with (
@@ -156,7 +156,7 @@ async def test_an_npc_endpoint_lists_only_the_names_it_may_know(
 ) -> None:
     import json
 
-    from glyphoxa_mcp.server.resources import VOCABULARY_URI
+    from glyphoxa_mcp.server.resource_uris import VOCABULARY_URI
 
     async with connect_village(npc_id="mira") as mira, connect_village() as dm:
         hers = json.loads((await mira.read_resource(VOCABULARY_URI)).contents[0].text)

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from glyphoxa_mcp.db.database import Database, init_connection, keep_session
 from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.mcp_text import text_of
-from glyphoxa_mcp.server.resources import hot_uri
+from glyphoxa_mcp.server.resource_uris import hot_uri
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from tests.server.http_serving import load_demo, serving
 from tests.server.test_table_http import Table

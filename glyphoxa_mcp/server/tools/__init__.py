@@ -1,14 +1,14 @@
 """The four memory tools, registered under their canonical (dotted) names, each with an input
-schema that refuses unknown argument names (checked by server/argument_gate.py's gate)."""
+schema that refuses unknown argument names (checked, once, by server/argument_gate.py's
+gate)."""
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 
 from glyphoxa_mcp.domain.tool_names import ToolName
-from glyphoxa_mcp.server.argument_gate import add_checked_tool, strict_arguments
+from glyphoxa_mcp.server.tool_arguments import CheckedArguments, checked_tool, strict_arguments
 from glyphoxa_mcp.server.tools import (
     get_session_summary,
     query_entities,
@@ -47,15 +47,15 @@ TOOLS = (
 
 
 # Each tool's arguments: the model the SDK builds from its signature, with unknown names refused.
-ARGUMENTS: dict[str, FuncMetadata] = {
+ARGUMENTS: dict[str, CheckedArguments] = {
     name.value: strict_arguments(function) for name, function, _, _ in TOOLS
 }
 
 
-def register_tools(server: MCPServer) -> None:
-    for name, function, title, description in TOOLS:
-        add_checked_tool(
-            server,
+def memory_tools() -> list[Tool]:
+    """The four tools, for MCPServer(tools=...), in this order."""
+    return [
+        checked_tool(
             function,
             ARGUMENTS[name.value],
             name.value,
@@ -63,3 +63,5 @@ def register_tools(server: MCPServer) -> None:
             description=description,
             annotations=READ_ONLY,
         )
+        for name, function, title, description in TOOLS
+    ]
