@@ -25,12 +25,20 @@ from glyphoxa_mcp.desk.campaign_actions import (
     campaign_lineage,
     campaign_settings,
     campaign_size,
+    configure_knowledge,
     delete_campaign,
     fork_campaign,
     load_campaign_file,
     set_review_threshold,
 )
+from glyphoxa_mcp.domain.knowledge import (
+    DEFAULT_NEWS_HOPS,
+    MAX_NEWS_HOPS,
+    NEWS_TYPES,
+    Knowledge,
+)
 from glyphoxa_mcp.domain.listings import Branch
+from glyphoxa_mcp.domain.models import Campaign
 from glyphoxa_mcp.domain.reports import BranchPolicy, CampaignSize, LoadKind, LoadReport
 from glyphoxa_mcp.errors import InvalidInputError
 
@@ -68,6 +76,26 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="below this confidence (0-1), unconfirmed knowledge is a rumour the DM reviews "
         "(default 0.7); running servers use it once restarted",
     )
+    config.add_argument(
+        "--knowledge",
+        choices=[k.value for k in Knowledge],
+        help="'witnessed': an NPC reads only the lines of scenes it was present in, and hears "
+        "of others through the people it is tied to; 'shared': every NPC reads every line "
+        "(campaigns made before scenes existed); applied at once",
+    )
+    config.add_argument(
+        "--news-hops",
+        type=int,
+        metavar="N",
+        help=f"how many relationships word of a scene travels from those present (0-"
+        f"{MAX_NEWS_HOPS}, default {DEFAULT_NEWS_HOPS})",
+    )
+    config.add_argument(
+        "--news-types",
+        metavar="TYPES",
+        help="your own relationship types that carry news, comma-separated (besides "
+        f"{', '.join(NEWS_TYPES)}); an empty string clears them",
+    )
     add_common(config)
     config.set_defaults(run=run_config)
     sample = actions.add_parser(
@@ -96,18 +124,45 @@ def read_text(path: Path, max_chars: int = MAX_FILE_CHARS) -> str:
 
 
 async def run_config(args: argparse.Namespace) -> int:
+    news_types = None if args.news_types is None else _listed(args.news_types)
     async with campaign_desk(args) as desk:
+        campaign = await campaign_settings(desk)
         if args.review_threshold is not None:
             campaign = await set_review_threshold(desk, args.review_threshold)
-        else:
-            campaign = await campaign_settings(desk)
-    emit(
-        args,
-        campaign.model_dump(mode="json"),
-        f"Campaign {campaign.id!r} ({campaign.name}): review threshold "
-        f"{campaign.review_threshold:g}",
-    )
+        if (args.knowledge, args.news_hops, news_types) != (None, None, None):
+            campaign = await configure_knowledge(
+                desk,
+                knowledge=None if args.knowledge is None else Knowledge(args.knowledge),
+                news_hops=args.news_hops,
+                news_types=news_types,
+            )
+    emit(args, campaign.model_dump(mode="json"), settings_text(campaign))
     return 0
+
+
+def _listed(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def settings_text(campaign: Campaign) -> str:
+    """The campaign's settings, as a DM reads them."""
+    lines = [
+        f"Campaign {campaign.id!r} ({campaign.name}): review threshold "
+        f"{campaign.review_threshold:g}"
+    ]
+    if campaign.knowledge is Knowledge.SHARED:
+        lines.append("Knowledge: shared (every NPC reads every line the DM did not hide).")
+        return "\n".join(lines)
+    carriers = ", ".join((*NEWS_TYPES, *campaign.news_types))
+    hops = campaign.news_hops
+    travel = (
+        "word of a scene never travels"
+        if hops == 0
+        else f"word of a scene travels {hops} relationship{'s' if hops > 1 else ''} from those "
+        f"present, over {carriers}"
+    )
+    lines.append(f"Knowledge: witnessed (an NPC reads the scenes it was present in; {travel}).")
+    return "\n".join(lines)
 
 
 async def run_load(args: argparse.Namespace) -> int:

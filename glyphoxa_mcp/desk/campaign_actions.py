@@ -3,11 +3,14 @@ campaign's settings, what-if branches (fork, lineage), and deleting a campaign."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from glyphoxa_mcp.campaign import importer, loader
 from glyphoxa_mcp.campaign.file_format import CampaignFile
 from glyphoxa_mcp.campaign.vtt.common import ImportResult
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
+from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.listings import Branch
 from glyphoxa_mcp.domain.models import Campaign
 from glyphoxa_mcp.domain.reports import (
@@ -55,6 +58,20 @@ async def campaign_settings(desk: CampaignDesk) -> Campaign:
 async def set_review_threshold(desk: CampaignDesk, threshold: float) -> Campaign:
     """Below `threshold`, unconfirmed knowledge is a rumour the DM reviews."""
     return await Campaigns(desk.db).set_review_threshold(desk.campaign_id, threshold)
+
+
+async def configure_knowledge(
+    desk: CampaignDesk,
+    *,
+    knowledge: Knowledge | None = None,
+    news_hops: int | None = None,
+    news_types: Sequence[str] | None = None,
+) -> Campaign:
+    """Who knows what: whether an NPC reads only the scenes it witnessed, and how far word of
+    a scene travels (domain/knowledge.py). Applied at once, running servers included."""
+    return await Campaigns(desk.db).configure_knowledge(
+        desk.campaign_id, knowledge=knowledge, news_hops=news_hops, news_types=news_types
+    )
 
 
 async def list_campaigns(db: Database) -> list[Campaign]:

@@ -18,6 +18,7 @@ from pydantic import (
     ValidationError,
 )
 
+from glyphoxa_mcp.domain.knowledge import DEFAULT_NEWS_HOPS, MAX_NEWS_HOPS, Knowledge
 from glyphoxa_mcp.domain.vocabulary import (
     KEY_PATTERN,
     RELATIONSHIP_TYPE_PATTERN,
@@ -98,6 +99,14 @@ class Campaign(Frozen):
     review_threshold: Confidence = Field(
         default=DEFAULT_REVIEW_THRESHOLD,
         description="Below it, unconfirmed knowledge is a rumour (sql/017).",
+    )
+    knowledge: Knowledge = Field(
+        default=Knowledge.WITNESSED,
+        description="Who reads which lines: those present ('witnessed') or every NPC.",
+    )
+    news_hops: Annotated[int, Field(ge=0, le=MAX_NEWS_HOPS)] = DEFAULT_NEWS_HOPS
+    news_types: tuple[str, ...] = Field(
+        default=(), description="The DM's relationship types that carry news, beside NEWS_TYPES."
     )
 
 
@@ -210,8 +219,10 @@ class SearchFilters(Frozen):
     npc_id: Key | None = None
     after: AwareDatetime | None = None
     before: AwareDatetime | None = None
-    include_dm_only: bool = Field(
-        default=True, description="False: leave out DM-only lines and the passages holding one."
+    reader: Key | None = Field(
+        default=None,
+        description="The NPC reading (None: the DM): only the lines and passages it may read "
+        "(glyphoxa_may_read, sql/032: not DM-only, and heard by it in a witnessed campaign).",
     )
     withheld_sessions: tuple[str, ...] = Field(
         default=(), description="Sessions whose lines and passages are left out."
@@ -305,6 +316,18 @@ class Visibility(Frozen):
 
     secret: bool = False
     known_by: tuple[Key, ...] = ()
+    hearsay: tuple[tuple[Key, Key | None], ...] = Field(
+        default=(),
+        description="Of known_by, the NPCs who only heard of it, each with the NPC who told "
+        "them (None: word going around), in a witnessed campaign (sql/032).",
+    )
+
+    def heard_of_by(self, npc_id: str | None) -> tuple[bool, str | None]:
+        """Whether `npc_id` knows it only by word, and from whom."""
+        for hearer, teller in self.hearsay:
+            if hearer == npc_id:
+                return True, teller
+        return False, None
 
 
 class Provenance(Frozen):

@@ -9,6 +9,8 @@ at or before it was spoken.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated
 
@@ -36,6 +38,18 @@ class Scene(Frozen):
     location_id: Key | None = None
     present: tuple[Key, ...] = ()
     title: Title | None = None
+    word: tuple[tuple[Key, Key | None], ...] = Field(
+        default=(),
+        description="Who heard of the scene without being there, each with the NPC who told "
+        "them (None: word going around); kept by the database (sql/032).",
+    )
+
+    def heard_of_by(self, npc_id: str) -> tuple[bool, str | None]:
+        """Whether word of the scene reached `npc_id`, and from whom."""
+        for hearer, teller in self.word:
+            if hearer == npc_id:
+                return True, teller
+        return False, None
 
 
 def scene_of(scenes: list[Scene], spoken_at: datetime) -> Scene | None:
@@ -46,3 +60,40 @@ def scene_of(scenes: list[Scene], spoken_at: datetime) -> Scene | None:
             break
         found = scene
     return found
+
+
+@dataclass(frozen=True)
+class SceneKnown:
+    """What one NPC knows of one scene of a session (`scene` None: the lines outside any
+    scene): it was there, it heard of it (from `teller`, None: word going around), or
+    neither."""
+
+    scene: Scene | None
+    witnessed: bool
+    heard: bool = False
+    teller: str | None = None
+
+
+def known_scenes(
+    scenes: Sequence[Scene],
+    npc_id: str,
+    spoke_at: Sequence[datetime],
+    first_line_at: datetime | None,
+) -> list[SceneKnown]:
+    """What `npc_id` knows of each scene of a session, in order (`scenes`: the session's, in
+    order; `spoke_at`: when the NPC spoke in it; `first_line_at`: its first line, None when
+    it has none). An NPC was at a scene it is named present in or spoke in; the lines
+    outside any scene (before the first, or all of a session without scenes) it heard when
+    it spoke in the session at all, as the database rules for the lines themselves."""
+    known: list[SceneKnown] = []
+    if first_line_at is not None and (not scenes or first_line_at < scenes[0].started_at):
+        known.append(SceneKnown(None, witnessed=bool(spoke_at)))
+    for index, scene in enumerate(scenes):
+        ends = scenes[index + 1].started_at if index + 1 < len(scenes) else None
+        spoke_here = any(scene.started_at <= at and (ends is None or at < ends) for at in spoke_at)
+        if npc_id in scene.present or spoke_here:
+            known.append(SceneKnown(scene, witnessed=True))
+            continue
+        heard, teller = scene.heard_of_by(npc_id)
+        known.append(SceneKnown(scene, witnessed=False, heard=heard, teller=teller))
+    return known

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id
+from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.models import MAX_SUMMARY_CHARS, NewEntity, Session
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -32,7 +33,11 @@ async def write_dm_summary(db: Database, campaign_id: str, session_id: str, text
 
 
 async def set_episode_summary(memory: CampaignMemory, session_id: str, summary: str) -> None:
-    """The episode's copy of the summary (a session not ended yet has no episode)."""
+    """The episode's copy of the summary (a session not ended yet has no episode). In a
+    witnessed campaign the episode, which every NPC may know, holds none: each NPC reads
+    the part it may know through memory.get_session_summary."""
+    if (await memory.campaign()).knowledge is not Knowledge.SHARED:
+        return
     try:
         episode = await memory.graph.get_entity(episode_id(session_id))
     except NotFoundError:

@@ -294,6 +294,8 @@ async def extract_session(
         await embed_new(memory.db, embedder, memory.campaign_id)
     if (await memory.sessions.get(session_id)).dm_only:
         await memory.curation.hide_learned_in(session_id, episode_id(session_id))
+    # In a witnessed campaign, known to those who were there (and whom word reached).
+    await memory.curation.teach_witnessed(session_id)
     if dropped:
         log.info(
             "Extraction for session %s dropped %d malformed or unresolvable items.",

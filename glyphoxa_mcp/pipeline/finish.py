@@ -16,6 +16,7 @@ from typing import Literal
 from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id, episode_name
+from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
 from glyphoxa_mcp.domain.reports import EndReport, ExtractionReport
 from glyphoxa_mcp.domain.vocabulary import EntityType
@@ -48,8 +49,10 @@ async def end_session(
     the DM's review)."""
     memory = CampaignMemory(db, campaign_id)
     session = await memory.sessions.get(session_id)
+    campaign = await memory.campaign()
+    shared = campaign.knowledge is Knowledge.SHARED
     if review_threshold is None:
-        review_threshold = (await memory.campaign()).review_threshold
+        review_threshold = campaign.review_threshold
     llm = LLMNameCorrector(chat) if chat is not None else None
     processed = await process_session(memory, embedder, session_id, llm=llm)
     # Read after processing: the summary quotes the corrected text. What the DM keeps to
@@ -103,7 +106,9 @@ async def end_session(
                 attributes={
                     "session_id": session_id,
                     "date": end.date().isoformat(),
-                    "summary": summary,
+                    # Every NPC may know the episode: in a witnessed campaign each reads
+                    # what it may know of the session through get_session_summary instead.
+                    **({"summary": summary} if shared else {}),
                 },
             ),
             keep_visibility=True,
@@ -128,6 +133,7 @@ async def end_session(
             )
         if session.dm_only:
             await writing.curation.hide_learned_in(session_id, episode.id)
+        await writing.curation.teach_witnessed(session_id)
     await embed_new(db, embedder, campaign_id)  # the episode's relationships
     return EndReport(
         session_id,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -10,10 +10,11 @@ import asyncpg
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.domain.knowledge import Knowledge, checked_news_hops, checked_news_types
 from glyphoxa_mcp.domain.models import Campaign, NewSession, Session, build
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 
-CAMPAIGN_COLUMNS = "id, name, created_at, review_threshold"
+CAMPAIGN_COLUMNS = "id, name, created_at, review_threshold, knowledge, news_hops, news_types"
 UPSERT_CAMPAIGN = f"""
 INSERT INTO campaigns (id, name) VALUES ($1, $2)
 ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name
@@ -23,6 +24,13 @@ SELECT_CAMPAIGN = f"SELECT {CAMPAIGN_COLUMNS} FROM campaigns WHERE id = $1"
 SELECT_CAMPAIGNS = f"SELECT {CAMPAIGN_COLUMNS} FROM campaigns ORDER BY id"
 SET_REVIEW_THRESHOLD = f"""
 UPDATE campaigns SET review_threshold = $2 WHERE id = $1 RETURNING {CAMPAIGN_COLUMNS}
+"""
+# Each setting given (not NULL) replaces the campaign's; triggers hear its sessions again
+# when `knowledge` changes (sql/032).
+CONFIGURE_KNOWLEDGE = f"""
+UPDATE campaigns SET knowledge = coalesce($2, knowledge), news_hops = coalesce($3, news_hops),
+                     news_types = coalesce($4, news_types)
+WHERE id = $1 RETURNING {CAMPAIGN_COLUMNS}
 """
 DELETE_CAMPAIGN = "DELETE FROM campaigns WHERE id = $1"
 
@@ -82,6 +90,10 @@ SELECT {SESSION_COLUMNS} FROM sessions WHERE campaign_id = $1 AND llm_pending OR
 """
 
 
+def _campaign(row: asyncpg.Record) -> Campaign:
+    return Campaign(**{**dict(row), "news_types": tuple(row["news_types"])})
+
+
 def _session(row: asyncpg.Record) -> Session:
     return Session(**dict(row))
 
@@ -99,10 +111,10 @@ class Campaigns:
             if name is None:
                 row = await self._pool.fetchrow(SELECT_CAMPAIGN, campaign.id)
                 if row is not None:
-                    return Campaign(**dict(row))
+                    return _campaign(row)
             row = await self._pool.fetchrow(UPSERT_CAMPAIGN, campaign.id, campaign.name)
         assert row is not None, "an upsert returns its row"
-        return Campaign(**dict(row))
+        return _campaign(row)
 
     async def get(self, campaign_id: str) -> Campaign:
         with driver_errors(f"read campaign {campaign_id!r}"):
@@ -111,7 +123,7 @@ class Campaigns:
             raise NotFoundError(
                 f"No campaign {campaign_id!r}. `glyphoxa-mcp status` lists the campaigns."
             )
-        return Campaign(**dict(row))
+        return _campaign(row)
 
     async def set_review_threshold(self, campaign_id: str, threshold: float) -> Campaign:
         if not 0 <= threshold <= 1:
@@ -123,12 +135,32 @@ class Campaigns:
         if row is None:
             await self.get(campaign_id)  # says which campaign is missing, and how to find one
             raise AssertionError("unreachable: get raises for a missing campaign")
-        return Campaign(**dict(row))
+        return _campaign(row)
+
+    async def configure_knowledge(
+        self,
+        campaign_id: str,
+        *,
+        knowledge: Knowledge | None = None,
+        news_hops: int | None = None,
+        news_types: Sequence[str] | None = None,
+    ) -> Campaign:
+        """Change who knows what (domain/knowledge.py): a setting left None is kept."""
+        hops = None if news_hops is None else checked_news_hops(news_hops)
+        types = None if news_types is None else list(checked_news_types(list(news_types)))
+        with driver_errors(f"set campaign {campaign_id!r}'s knowledge"):
+            row = await self._pool.fetchrow(
+                CONFIGURE_KNOWLEDGE, campaign_id, knowledge, hops, types
+            )
+        if row is None:
+            await self.get(campaign_id)
+            raise AssertionError("unreachable: get raises for a missing campaign")
+        return _campaign(row)
 
     async def list(self) -> list[Campaign]:
         with driver_errors("list campaigns"):
             rows = await self._pool.fetch(SELECT_CAMPAIGNS)
-        return [Campaign(**dict(row)) for row in rows]
+        return [_campaign(row) for row in rows]
 
     async def delete(self, campaign_id: str) -> bool:
         """Delete a campaign and everything stored for it."""

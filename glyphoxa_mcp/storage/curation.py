@@ -173,6 +173,16 @@ class Curation:
         assert row is not None, "an aggregate returns a row"
         return HiddenLearning(**dict(row))
 
+    async def teach_witnessed(self, session_id: str) -> int:
+        """In a witnessed campaign, make what the session's scenes taught known to those
+        present and to those word of it reached (sql/032, glyphoxa_teach_session); what the
+        DM decided about is left alone. How many facts and relationships were taught."""
+        with driver_errors(f"teach what session {session_id!r} taught its witnesses"):
+            taught = await self._pool.fetchval(
+                "SELECT glyphoxa_teach_session($1, $2)", self.campaign_id, session_id
+            )
+        return int(taught)
+
     async def retcon(self, fact_id: int, text: str) -> Fact:
         """Replace a fact's text; the old version stays as history and is no longer served."""
         with driver_errors(f"retcon fact {fact_id}"):

@@ -66,6 +66,7 @@ FORKED_TABLES = {
     "relationships": "copied, but for those learned later",
     "facts": "copied with their history, as current at the fork point",
     "pending_entities": "copied, but for proposals of later sessions",
+    "session_npcs": "made by the triggers of the copied lines (sql/032)",
     "word_postings": "made by the triggers of the copied rows (sql/024)",
     "word_frequencies": "made by the triggers of the copied rows (sql/024)",
     "word_collections": "made by the triggers of the copied rows (sql/024)",

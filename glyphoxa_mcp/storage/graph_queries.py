@@ -37,7 +37,14 @@ from glyphoxa_mcp.storage.knowledge_graph import (
     relationship_json,
 )
 from glyphoxa_mcp.storage.semantic_index import CHUNK_COLUMNS, chunk_from_row
-from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, or_tsquery, visible, where
+from glyphoxa_mcp.storage.sql_parts import (
+    Params,
+    entity_visible,
+    may_read,
+    or_tsquery,
+    visible,
+    where,
+)
 
 MAX_DEPTH = 5
 # What `entity_names` reads of an entity (alias `e`): its names, and for an episode what names
@@ -359,11 +366,16 @@ class GraphQueries:
         or an end of facts and relationships sourced from it."""
         sql = f"""
             WITH involved AS (
+                -- The DM: every passage's tags, tallied. An NPC: those of the passages it
+                -- may read.
                 SELECT entity_id AS id FROM session_chunk_entities
-                WHERE campaign_id = $1 AND session_id = $2
-                UNION SELECT npc_id FROM session_entries
+                WHERE campaign_id = $1 AND session_id = $2 AND $3::text IS NULL
+                UNION SELECT unnest(c.entity_ids) FROM chunks c
+                WHERE c.campaign_id = $1 AND c.session_id = $2 AND $3::text IS NOT NULL
+                  AND {may_read("c", "$3")}
+                UNION SELECT npc_id FROM session_entries e
                 WHERE campaign_id = $1 AND session_id = $2 AND npc_id IS NOT NULL
-                  AND ($3::text IS NULL OR NOT dm_only)
+                  AND {may_read("e", "$3")}
                 UNION SELECT subject_id FROM facts f
                 WHERE campaign_id = $1 AND session_id = $2 AND subject_id IS NOT NULL
                   AND {visible("f", "$3")}
@@ -409,6 +421,7 @@ class GraphQueries:
             ) linked
             WHERE c.campaign_id = $1
               AND c.entity_ids && (SELECT coalesce(array_agg(id), '{{}}') FROM scope)
+              AND {may_read("c", params.add(npc_id))}
             ORDER BY distance, c.id
             LIMIT {params.add(k)}
         """

@@ -35,11 +35,11 @@ from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, visible, wher
 ENTITY_COLUMNS = "e.id, e.type, e.name, e.aliases, e.attributes, e.secret, e.known_by"
 RELATIONSHIP_COLUMNS = (
     "r.id, r.source_id, r.target_id, r.rel_type, r.attributes, r.provenance, r.source_entry_id, "
-    "r.secret, r.known_by"
+    "r.secret, r.known_by, r.word"
 )
 FACT_COLUMNS = (
     "f.id, f.subject_id, f.text, f.session_id, f.story_day, f.story_label, f.occurred_at, "
-    "f.provenance, f.source_entry_id, f.secret, f.known_by, f.superseded_by"
+    "f.provenance, f.source_entry_id, f.secret, f.known_by, f.word, f.superseded_by"
 )
 
 UPSERT_ENTITY = f"""
@@ -209,7 +209,7 @@ def relationship_from_row(row: asyncpg.Record | dict[str, Any]) -> Relationship:
         rel_type=row["rel_type"],
         attributes=row["attributes"],
         provenance=_provenance(row),
-        visibility=Visibility(secret=row["secret"], known_by=tuple(row["known_by"])),
+        visibility=_visibility(row),
     )
 
 
@@ -224,8 +224,17 @@ def fact_from_row(row: asyncpg.Record | dict[str, Any]) -> Fact:
         story_label=row["story_label"],
         occurred_at=row["occurred_at"],
         provenance=_provenance(row),
-        visibility=Visibility(secret=row["secret"], known_by=tuple(row["known_by"])),
+        visibility=_visibility(row),
         superseded_by=row["superseded_by"],
+    )
+
+
+def _visibility(row: asyncpg.Record | dict[str, Any]) -> Visibility:
+    word = row.get("word") or {}
+    return Visibility(
+        secret=row["secret"],
+        known_by=tuple(row["known_by"]),
+        hearsay=tuple(sorted(word.items())),
     )
 
 

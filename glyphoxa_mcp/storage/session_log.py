@@ -72,7 +72,7 @@ SELECT * FROM (
     SELECT {ENTRY_COLUMNS} FROM session_entries e, window_end w
     WHERE e.campaign_id = $1 AND e.session_id = $2
       AND e.spoken_at > w.t - $4::interval AND e.spoken_at <= w.t
-      AND ($6 OR NOT e.dm_only)
+      AND glyphoxa_may_read(e.dm_only, e.heard_by, $6::text)
     ORDER BY e.spoken_at DESC, e.id DESC
     LIMIT $5
 ) latest
@@ -101,19 +101,20 @@ ORDER BY e.spoken_at, e.id
 # A speaker says thousands of lines, and all of them hold the same few ids: the ids going by
 # the name are found one after another through the index (each the least id after the
 # last), not by reading every line and dropping repeats. Only the lines the reader may read
-# count ($3: DM-only lines too; $4: sessions left out), so that someone who spoke only where
-# a reader may not look is, to that reader, someone who never spoke.
+# count ($3: the NPC reading, NULL for the DM; $4: sessions left out), so that someone who
+# spoke only where a reader may not look is, to that reader, someone who never spoke.
 SELECT_SPEAKERS = """
 WITH RECURSIVE named (speaker_id) AS (
     (SELECT speaker_id FROM session_entries
      WHERE campaign_id = $1 AND lower(speaker_name) = lower($2)
-       AND ($3 OR NOT dm_only) AND session_id <> ALL($4::text[])
+       AND glyphoxa_may_read(dm_only, heard_by, $3::text) AND session_id <> ALL($4::text[])
      ORDER BY speaker_id LIMIT 1)
     UNION ALL
     SELECT (SELECT e.speaker_id FROM session_entries e
             WHERE e.campaign_id = $1 AND lower(e.speaker_name) = lower($2)
               AND e.speaker_id > named.speaker_id
-              AND ($3 OR NOT e.dm_only) AND e.session_id <> ALL($4::text[])
+              AND glyphoxa_may_read(e.dm_only, e.heard_by, $3::text)
+              AND e.session_id <> ALL($4::text[])
             ORDER BY e.speaker_id LIMIT 1)
     FROM named WHERE named.speaker_id IS NOT NULL
 )
@@ -122,7 +123,7 @@ UNION
 SELECT $2 WHERE EXISTS (
     SELECT FROM session_entries
     WHERE campaign_id = $1 AND speaker_id = $2
-      AND ($3 OR NOT dm_only) AND session_id <> ALL($4::text[])
+      AND glyphoxa_may_read(dm_only, heard_by, $3::text) AND session_id <> ALL($4::text[])
 )
 ORDER BY speaker_id
 """
@@ -158,6 +159,16 @@ ORDER BY e.spoken_at, e.id
 MARK_EXTRACTED = """
 UPDATE session_entries SET extracted = true
 WHERE campaign_id = $1 AND id = ANY($2::bigint[]) AND NOT extracted
+"""
+# When the NPC $3 spoke in the session (as sql/032's glyphoxa_line_npc has it: the line's NPC,
+# or its speaker's id), and when the session's first line was spoken.
+SELECT_SPOKEN_BY = """
+SELECT (SELECT min(spoken_at) FROM session_entries
+        WHERE campaign_id = $1 AND session_id = $2) AS first_line_at,
+       ARRAY(SELECT spoken_at FROM session_entries
+             WHERE campaign_id = $1 AND session_id = $2
+               AND (npc_id = $3 OR (npc_id IS NULL AND speaker_id = $3))
+             ORDER BY spoken_at) AS spoke_at
 """
 SELECT_SESSION_ENTRIES = f"""
 SELECT {ENTRY_COLUMNS} FROM session_entries e
@@ -257,15 +268,15 @@ class SessionLog:
         window: timedelta = timedelta(minutes=5),
         until: datetime | None = None,
         limit: int = 500,
-        include_dm_only: bool = True,
+        reader: str | None = None,
     ) -> list[Entry]:
         """The session's last `window` of talk (ending at `until`, or its latest entry), oldest
-        first, at most `limit` entries."""
+        first, at most `limit` entries; of those `reader` may read (None: the DM, all)."""
         if window <= timedelta(0):
             raise InvalidInputError("The window must be longer than zero.", field="window")
         with driver_errors(f"read the recent transcript of session {session_id!r}"):
             rows = await self._pool.fetch(
-                SELECT_RECENT, self.campaign_id, session_id, until, window, limit, include_dm_only
+                SELECT_RECENT, self.campaign_id, session_id, until, window, limit, reader
             )
         return [_entry(row) for row in rows]
 
@@ -273,6 +284,16 @@ class SessionLog:
         with driver_errors(f"read session {session_id!r}"):
             rows = await self._pool.fetch(SELECT_SESSION_ENTRIES, self.campaign_id, session_id)
         return [_entry(row) for row in rows]
+
+    async def spoken_by(
+        self, session_id: str, npc_id: str
+    ) -> tuple[datetime | None, list[datetime]]:
+        """When the session's first line was spoken (None: it has none), and when `npc_id`
+        spoke in it."""
+        with driver_errors(f"read when {npc_id!r} spoke in session {session_id!r}"):
+            row = await self._pool.fetchrow(SELECT_SPOKEN_BY, self.campaign_id, session_id, npc_id)
+        assert row is not None, "a row of two subqueries"
+        return row["first_line_at"], list(row["spoke_at"])
 
     async def unextracted(self, session_id: str) -> list[Entry]:
         """The session's lines the LLM has not read for knowledge yet, in spoken order."""
@@ -342,16 +363,16 @@ class SessionLog:
         return [_entry(row) for row in rows]
 
     async def speaker_ids(
-        self, speaker: str, *, include_dm_only: bool = True, skipping: Collection[str] = ()
+        self, speaker: str, *, reader: str | None = None, skipping: Collection[str] = ()
     ) -> list[str]:
         """The ids of speakers known by this id or (case-insensitively) this name, by the
-        lines of sessions not in `skipping` (and not DM-only, unless `include_dm_only`)."""
+        lines of sessions not in `skipping` that `reader` may read (None: the DM, all)."""
         with driver_errors("look up a speaker"):
             rows = await self._pool.fetch(
                 SELECT_SPEAKERS,
                 self.campaign_id,
                 speaker.strip(),
-                include_dm_only,
+                reader,
                 sorted(skipping),
             )
         return [row["speaker_id"] for row in rows]

@@ -10,7 +10,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.scenes import Scene
 
-COLUMNS = "session_id, started_at, location_id, present, title"
+COLUMNS = "session_id, started_at, location_id, present, title, word"
 # A scene is its session and its start: recording it again replaces what it says.
 RECORD_SCENE = """
 INSERT INTO scenes (campaign_id, session_id, started_at, location_id, present, title)
@@ -30,6 +30,7 @@ def _scene(row: asyncpg.Record) -> Scene:
         location_id=row["location_id"],
         present=tuple(row["present"]),
         title=row["title"],
+        word=tuple(sorted(row["word"].items())),
     )
 
 

@@ -63,12 +63,18 @@ def chunk_conditions(filters: SearchFilters, params: Params, alias: str) -> list
 def _withheld(filters: SearchFilters, params: Params, alias: str) -> list[str]:
     """Conditions leaving out what the viewer may not read (lines and passages alike)."""
     conditions = []
-    if not filters.include_dm_only:
-        conditions.append(f"NOT {alias}.dm_only")
+    if filters.reader is not None:
+        conditions.append(may_read(alias, params.add(filters.reader)))
     if filters.withheld_sessions:
         withheld = params.add(list(filters.withheld_sessions))
         conditions.append(f"coalesce({alias}.session_id, '') <> ALL({withheld}::text[])")
     return conditions
+
+
+def may_read(alias: str, reader_placeholder: str) -> str:
+    """Condition: the NPC (NULL: the DM) may read the line or passage at `alias`. The rule is
+    the database's (sql/032); every read of lines and passages goes through it."""
+    return f"glyphoxa_may_read({alias}.dm_only, {alias}.heard_by, {reader_placeholder}::text)"
 
 
 def visible(alias: str, npc_placeholder: str) -> str:

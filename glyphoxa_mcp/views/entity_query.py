@@ -3,12 +3,13 @@ type, or by their connections to another."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.models import Entity, IdentitySnapshot, Neighbour, RelatedEntity
 from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import NameMatch, match_names
-from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.views.arguments import present
 from glyphoxa_mcp.views.limits import Clamped
@@ -139,7 +140,7 @@ class EntityQuery:
         snapshots = [scope.shown_snapshot(snapshot, withheld) for snapshot in read]
         by_id = {s.entity.id: s for s in snapshots if s is not None}
         return [
-            self._view(by_id[entity.id], kind, neighbour, scope.redactor)
+            self._view(by_id[entity.id], kind, neighbour, scope)
             for entity, kind, neighbour in views
             if entity.id in by_id
         ]
@@ -149,7 +150,7 @@ class EntityQuery:
         snapshot: IdentitySnapshot,
         kind: str,
         neighbour: Neighbour | None,
-        redactor: Redactor,
+        scope: Scope,
     ) -> EntityView:
         entity = snapshot.entity
         return EntityView(
@@ -157,15 +158,19 @@ class EntityQuery:
             name=entity.name,
             type=entity.type.value,
             aliases=list(entity.aliases),
-            attributes=redactor.clean(entity.attributes),
+            attributes=scope.redactor.clean(entity.attributes),
             secret=entity.visibility.secret,
             match=kind,
             hops=neighbour.depth if neighbour else None,
             path=list(neighbour.path) if neighbour else None,
-            relationships=[self._relationship(entity, r) for r in snapshot.relationships],
+            relationships=[
+                self._relationship(entity, r, scope.by_id) for r in snapshot.relationships
+            ],
         )
 
-    def _relationship(self, entity: Entity, related: RelatedEntity) -> RelationshipView:
+    def _relationship(
+        self, entity: Entity, related: RelatedEntity, names: Mapping[str, Entity]
+    ) -> RelationshipView:
         rel, other = related.relationship, related.other
         return RelationshipView(
             id=rel.id,
@@ -175,7 +180,7 @@ class EntityQuery:
             other_name=other.name,
             other_type=other.type.value,
             sentence=seen_from(entity.name, related),
-            provenance=self.reader.provenance(rel.provenance),
+            provenance=self.reader.provenance(rel.provenance, rel.visibility, names),
             secret=rel.visibility.secret,
         )
 

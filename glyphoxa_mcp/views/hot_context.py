@@ -222,7 +222,7 @@ class HotLayer:
         window = timedelta(minutes=self.budgets.transcript_minutes)
         entries, facts = await concurrently(
             # The prompt of an NPC never holds what the DM keeps to themselves.
-            lambda: self.memory.log.recent(session_id, window=window, include_dm_only=False),
+            lambda: self.memory.log.recent(session_id, window=window, reader=npc_id),
             lambda: self.memory.session_facts.shown_to(session_id, npc_id),
         )
         return session_id, entries, list(facts)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from glyphoxa_mcp.domain.models import NO_FILTERS, Provenance, SearchFilters
+from glyphoxa_mcp.domain.models import NO_FILTERS, Entity, Provenance, SearchFilters, Visibility
 from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.errors import ConfigurationError, ProviderError
 from glyphoxa_mcp.providers.embeddings import Embedder
@@ -30,6 +30,8 @@ from glyphoxa_mcp.views.results import ProvenanceView
 from glyphoxa_mcp.views.scope import Scope, scope_of
 
 log = logging.getLogger(__name__)
+# Who told an NPC what it heard of, when it does not know who did.
+WORD_GOING_AROUND = "word going around"
 # Of the time a call has left, what a query's embedding may take before words alone rank.
 EMBED_SHARE_OF_TIME_LEFT = 0.5
 
@@ -84,13 +86,27 @@ class Reader:
         log.warning("searching by words alone: the embedder took longer than %.2f s", limit)
         return None
 
-    def provenance(self, provenance: Provenance) -> ProvenanceView:
+    def provenance(
+        self,
+        provenance: Provenance,
+        visibility: Visibility | None = None,
+        names: Mapping[str, Entity] | None = None,
+    ) -> ProvenanceView:
+        """How this viewer came to know something (`visibility`: who may know it; `names`:
+        the entities it knows, to name who told it what it only heard of)."""
+        heard, teller = (
+            (False, None)
+            if visibility is None or self.npc_id is None
+            else visibility.heard_of_by(self.npc_id)
+        )
+        told_by = (names or {}).get(teller) if teller is not None else None
         return ProvenanceView(
             session_id=provenance.session_id,
             confidence=provenance.confidence,
             source=provenance.source,
             dm_confirmed=provenance.dm_confirmed,
-            unconfirmed=self.rumours.is_rumour(provenance),
+            unconfirmed=heard or self.rumours.is_rumour(provenance),
+            heard_from=(told_by.name if told_by else WORD_GOING_AROUND) if heard else None,
         )
 
 
@@ -141,5 +157,5 @@ class Reading:
         if self.npc_id is None:
             return filters
         return filters.model_copy(
-            update={"include_dm_only": False, "withheld_sessions": tuple(sorted(withheld))}
+            update={"reader": self.npc_id, "withheld_sessions": tuple(sorted(withheld))}
         )

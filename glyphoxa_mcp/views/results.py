@@ -29,7 +29,13 @@ class ProvenanceView(BaseModel):
     source: str = Field(description="stated, inferred, dm or import.")
     dm_confirmed: bool
     unconfirmed: bool = Field(
-        description="Low confidence and not confirmed by the DM: treat it as a rumour."
+        description="Low confidence and not confirmed by the DM, or heard by word: treat it "
+        "as a rumour."
+    )
+    heard_from: str | None = Field(
+        default=None,
+        description="Known only by word of a scene you were not at: who told you, or 'word "
+        "going around'.",
     )
 
 
@@ -77,6 +83,16 @@ class EntityRef(BaseModel):
     type: str
 
 
+class SceneKnowledge(BaseModel):
+    started_at: datetime | None = Field(description="None: the lines before any scene.")
+    title: str | None
+    location: str | None
+    known: Literal["witnessed", "heard of"]
+    heard_from: str | None = Field(
+        default=None, description="Who told you of it, or 'word going around'."
+    )
+
+
 class SessionSummaryResult(BaseModel):
     session_id: str
     title: str | None
@@ -86,6 +102,11 @@ class SessionSummaryResult(BaseModel):
     summary_source: str | None = Field(description="llm, extractive or dm.")
     entities: list[EntityRef] = Field(description="Entities involved in the session.")
     scope: str
+    scenes: list[SceneKnowledge] | None = Field(
+        default=None,
+        description="An NPC's view of a session it was not wholly at: the scenes it "
+        "witnessed and those it only heard of (the rest it knows nothing of).",
+    )
     note: str | None = None
 
 

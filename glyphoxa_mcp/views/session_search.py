@@ -96,9 +96,7 @@ async def _filters(
         # Only by the lines this viewer may read: a speaker heard only in DM-only lines or
         # withheld sessions is, to an NPC, someone who never spoke.
         speaker_ids = tuple(
-            await reading.memory.log.speaker_ids(
-                speaker, include_dm_only=reading.npc_id is None, skipping=withheld
-            )
+            await reading.memory.log.speaker_ids(speaker, reader=reading.npc_id, skipping=withheld)
         )
         # Someone hidden from this NPC answers exactly like someone unknown.
         if (

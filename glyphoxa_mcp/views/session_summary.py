@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from glyphoxa_mcp.concurrency import concurrently
+from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.models import Session
+from glyphoxa_mcp.domain.scenes import SceneKnown, known_scenes
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.arguments import present, quoted
 from glyphoxa_mcp.views.limits import MAX_SESSIONS_AGO
-from glyphoxa_mcp.views.reading import Reader
-from glyphoxa_mcp.views.results import EntityRef, SessionSummaryResult
+from glyphoxa_mcp.views.reading import WORD_GOING_AROUND, Reader
+from glyphoxa_mcp.views.results import EntityRef, SceneKnowledge, SessionSummaryResult
+from glyphoxa_mcp.views.scope import Scope
 
 LISTED_IDS = 10
 
@@ -37,13 +41,28 @@ async def session_summary(
             raise NotFoundError(f"sessions_ago goes back too far: {exc}") from None
     redactor = scope.redactor
     summary = redactor.redact(session.summary) if session.summary is not None else None
+    scenes: list[SceneKnowledge] | None = None
+    if reading.npc_id is not None and (await memory.campaign()).knowledge is Knowledge.WITNESSED:
+        known = await _known_scenes(memory, session.id, reading.npc_id)
+        if not all(k.witnessed for k in known):
+            # Not wholly there: the session's summary would tell what it did not witness.
+            summary = None
+            scenes = [_scene_view(k, scope) for k in known if k.witnessed or k.heard]
     title = session.title
     if title is not None and redactor.mentions_hidden(title):
         title = None
     involved = await memory.queries.session_entities(session.id, reading.npc_id)
     entities = [scope.by_id[e.id] for e in involved if e.id in scope.by_id]
     note = None
-    if session.summary is None:
+    if scenes is not None:
+        note = (
+            "You were not at every scene of this session: it shows the scenes you witnessed and "
+            "those you heard of. memory.search_sessions finds what you heard said."
+            if scenes
+            else "Nothing of this session reached you: you were at none of its scenes, and no "
+            "word of them came to you."
+        )
+    elif session.summary is None:
         note = (
             "This session has no summary yet; it is written when the session ends. "
             "memory.search_sessions finds what was said in it."
@@ -57,7 +76,32 @@ async def session_summary(
         summary_source=session.summary_source,
         entities=[EntityRef(id=e.id, name=e.name, type=e.type.value) for e in entities],
         scope=reading.label,
+        scenes=scenes,
         note=note,
+    )
+
+
+async def _known_scenes(memory: CampaignMemory, session_id: str, npc_id: str) -> list[SceneKnown]:
+    scenes, (first_line_at, spoke_at) = await concurrently(
+        lambda: memory.scenes.of_session(session_id),
+        lambda: memory.log.spoken_by(session_id, npc_id),
+    )
+    return known_scenes(scenes, npc_id, spoke_at, first_line_at)
+
+
+def _scene_view(known: SceneKnown, scope: Scope) -> SceneKnowledge:
+    scene = known.scene
+    location = scope.by_id.get(scene.location_id) if scene and scene.location_id else None
+    teller = scope.by_id.get(known.teller) if known.teller else None
+    title = scene.title if scene else None
+    if title is not None and scope.redactor.mentions_hidden(title):
+        title = None
+    return SceneKnowledge(
+        started_at=scene.started_at if scene else None,
+        title=title,
+        location=location.name if location else None,
+        known="witnessed" if known.witnessed else "heard of",
+        heard_from=None if known.witnessed else (teller.name if teller else WORD_GOING_AROUND),
     )
 
 

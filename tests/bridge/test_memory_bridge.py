@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from mcp.client import Client
@@ -142,19 +143,23 @@ async def test_recording_through_the_bridge(
         ):
             bridge = MemoryBridge(memory_client, recorder_client)
             await bridge.start_session("live", title="Live")
-            spoken = {
-                "utterance_id": "a1",
-                "speaker_id": "p1",
-                "speaker_name": "Kael",
-                "text": "Grim jaw, the forge is cold.",
-                "timestamp": "2026-03-01T20:00:00+00:00",
-            }
+            now = datetime.now(UTC)
+
+            def spoken_at(key: str, text: str, seconds: float) -> dict[str, str]:
+                at = now + timedelta(seconds=seconds)
+                return {"utterance_id": key, "speaker_id": "p1", "speaker_name": "Kael",
+                        "text": text, "timestamp": at.isoformat()}  # fmt: skip
+
+            spoken = spoken_at("a1", "Grim jaw, the forge is cold.", -5)
             appended = await bridge.record("live", spoken)
             assert appended["utterances"] == [{"utterance_id": "a1", "new": True}]
-            assert "Kael: Grimjaw, the forge is cold." in await bridge.context(
-                "grimjaw", None, "live"
-            )
+            # The campaign is witnessed: Grimjaw hears the table once he has joined it.
+            assert "the forge is cold" not in await bridge.context("grimjaw", None, "live")
             await bridge.npc_joined("live", "grimjaw")
+            await bridge.record("live", spoken_at("a2", "Grim jaw, light the forge.", 5))
+            heard = await bridge.context("grimjaw", None, "live")
+            assert "Kael: Grimjaw, light the forge." in heard
+            assert "the forge is cold" not in heard
             await bridge.npc_joined("live", "Mira")
             await bridge.npc_left("live", "grimjaw")
             scenes = await semantic_memory.scenes.of_session("live")
@@ -166,7 +171,7 @@ async def test_recording_through_the_bridge(
             ended = await bridge.end_session("live", wait=True)
             assert ended["state"] == "ended"
             with pytest.raises(InvalidInputError, match="session_id: no session 'nope'"):
-                await bridge.record("nope", spoken)
+                await bridge.record("nope", spoken_at("a3", "Hello?", 6))
         async with Client(build_server(state), mode="legacy") as memory_only:
             with pytest.raises(InvalidInputError, match="no recorder"):
                 await MemoryBridge(memory_only).end_session("live")

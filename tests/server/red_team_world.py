@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from glyphoxa_mcp.demo import prepare
 from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewSession
+from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.providers.embeddings import Embedder
@@ -64,6 +65,7 @@ NPCS = {
     "Ilvenna": "ilvenna",
     "Wendrith": "wendrith",
     "Captain Ysolde": "ysolde",
+    "Maelis": "maelis",
 }
 
 SESSIONS: dict[str, tuple[str, datetime, bool, list[Line]]] = {
@@ -128,6 +130,20 @@ SESSIONS: dict[str, tuple[str, datetime, bool, list[Line]]] = {
         False,
         [Line("Kael", "We wait in the dark by the tar barrels until midnight.")],
     ),
+    # Who knows what (issue 30): a plan made at the Temple of the Tide where only Maelis was
+    # (she belongs to no group anyone else is in, and nobody else lives there, so word of it
+    # reaches no one), said in words that name nothing secret; and a line the DM keeps to
+    # themselves inside that witnessed scene.
+    "session-7": (
+        "Vigil at the Temple",
+        datetime(2026, 4, 11, 19, tzinfo=UTC),
+        False,
+        [
+            Line("Kael", "At moonrise we climb the sea wall and cut the bell rope."),
+            Line("Maelis", "Then the drowned bell stays silent and the tide comes in unwatched."),
+            Line("Lyra", "Insurance money buys a lot of silence, remember.", dm_only=True),
+        ],
+    ),
     "session-5": (
         "Session zero notes",
         datetime(2026, 3, 10, 18, tzinfo=UTC),
@@ -140,11 +156,29 @@ SESSIONS: dict[str, tuple[str, datetime, bool, list[Line]]] = {
 }
 
 
+# Who is present in each session's one scene: the whole cast for the sessions that test
+# secrecy (so that only the DM's secrets keep anything from an NPC there), Maelis alone at
+# the temple.
+PRESENT = {"session-7": ("maelis",)}
+EVERYONE = ("brannoch", "ysolde", "berrit", "maelis", "tarquel", "dovrek", "wendrith", "ilvenna")
+LOCATION = {"session-7": "temple-of-the-tide"}
+
+
 async def build(memory: CampaignMemory, embedder: Embedder) -> CampaignMemory:
-    """The sample campaign (sessions 1 and 2) and sessions 3 to 5, ended offline."""
+    """The sample campaign (sessions 1 and 2) and sessions 3 to 7, ended offline."""
     demo = await prepare(memory.db, embedder, lambda _: None)
     for session_id, (title, start, dm_only, lines) in SESSIONS.items():
         await demo.sessions.upsert(NewSession(id=session_id, title=title, started_at=start))
+        await demo.scenes.record(
+            [
+                Scene(
+                    session_id=session_id,
+                    started_at=start,
+                    present=PRESENT.get(session_id, EVERYONE),
+                    location_id=LOCATION.get(session_id),
+                )
+            ]
+        )
         ids = await demo.log.append_many(
             session_id,
             [

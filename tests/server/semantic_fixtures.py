@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.models import NewChunk, NewEntry, NewFact, NewSession, Provenance
 from glyphoxa_mcp.providers.embeddings import Embedder
+from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 S1_START = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
@@ -31,6 +33,9 @@ SESSION_2 = [
 
 
 async def load_sessions(memory: CampaignMemory, embedder: Embedder) -> None:
+    # These sessions test search and secrecy: every NPC hears every line (tests of who
+    # witnessed what set scenes of their own).
+    await Campaigns(memory.db).configure_knowledge(memory.campaign_id, knowledge=Knowledge.SHARED)
     await memory.sessions.upsert(NewSession(id="s1", title="The Red Kettle", started_at=S1_START))
     await memory.sessions.upsert(NewSession(id="s2", title="High Water", started_at=S2_START))
     for session_id, start, lines in (("s1", S1_START, SESSION_1), ("s2", S2_START, SESSION_2)):

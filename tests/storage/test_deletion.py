@@ -283,7 +283,8 @@ async def test_forgetting_a_line_leaves_no_word_of_it_and_a_view_made_before_nev
     assert (session.summary_source, session.llm_pending) == ("extractive", True)
     assert await summaries_to_review(saga, CAMPAIGN) == [FIRST]
     episode = await memory.graph.get_entity(f"episode-{FIRST}")
-    assert episode.attributes["summary"] == session.summary
+    # A witnessed campaign's episode holds no summary (every NPC may know the episode).
+    assert "summary" not in episode.attributes
 
     # Neither by words nor by meaning, in the views made before.
     for view in views:

@@ -173,7 +173,13 @@ async def test_session_entities_come_from_every_layer(memory: CampaignMemory) ->
 
     from glyphoxa_mcp.domain.models import NewEntry, NewFact
 
+    from glyphoxa_mcp.domain.scenes import Scene
+
     await build_village(memory)
+    # Mira was there (the campaign is witnessed): she knows who spoke and what was tagged.
+    await memory.scenes.record(
+        [Scene(session_id="s1", started_at=datetime(2025, 12, 31, tzinfo=UTC), present=("mira",))]
+    )
     await memory.log.append(
         "s1",
         NewEntry(
@@ -203,6 +209,10 @@ async def test_session_entities_come_from_every_layer(memory: CampaignMemory) ->
     assert as_dm == {"grimjaw", "red-kettle", "mira", "ember-blade"}
     as_mira = {e.id for e in await memory.queries.session_entities("s1", npc_id="mira")}
     assert as_mira == {"grimjaw", "red-kettle", "mira"}
+    # Had she not been, only what she knows of the session otherwise: the fact about her.
+    await memory.db.pool.execute("DELETE FROM scenes WHERE campaign_id = $1", memory.campaign_id)
+    absent = {e.id for e in await memory.queries.session_entities("s1", npc_id="mira")}
+    assert absent == {"mira"}
 
 
 async def test_session_entities_follow_the_passages_once_counted(

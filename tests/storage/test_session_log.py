@@ -194,9 +194,9 @@ async def test_a_speaker_is_found_only_by_the_lines_the_reader_may_read(
     await memory.log.append_many("prep", [line(0, "Anselm", "Anselm is the traitor.")])
     # An NPC reads neither DM-only lines nor withheld sessions: by them, nobody spoke.
     for speaker in ("Vey", "vey", "Anselm", "anselm"):
-        assert (
-            await memory.log.speaker_ids(speaker, include_dm_only=False, skipping={"prep"}) == []
-        ), speaker
+        assert await memory.log.speaker_ids(speaker, reader="an-npc", skipping={"prep"}) == [], (
+            speaker
+        )
     # The DM reads every line.
     assert await memory.log.speaker_ids("Vey") == ["vey"]
     assert await memory.log.speaker_ids("anselm") == ["anselm"]

@@ -28,7 +28,7 @@ WORDS = (  # noqa: SIM905 (a paragraph of words reads better than a list)
 ).split()
 SPEAKERS = ("Mira", "Tomas", "Grimjaw")
 # What a player or an NPC reads: no DM-only lines.
-PLAYERS = SearchFilters(include_dm_only=False)
+PLAYERS = SearchFilters(reader="npc:any")
 
 
 def _corpus(size: int, seed: int) -> list[NewEntry]:
