@@ -15,13 +15,12 @@ everyday words in lower case, unless a transcriber that capitalises names wrote 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Indel
 
 from glyphoxa_mcp.correction.alignment import weakest_word
+from glyphoxa_mcp.correction.candidates import Candidate, Guard, chosen
 from glyphoxa_mcp.correction.english import (
     CLAUSE_WORDS,
     DETERMINERS,
@@ -37,15 +36,6 @@ from glyphoxa_mcp.correction.name_index import (
     similarity,
 )
 from glyphoxa_mcp.correction.words import Word, segments
-
-Guard = Literal[
-    "determiner",
-    "vocative",
-    "common word",
-    "inflected",
-    "loose edge",
-    "ambiguous",
-]
 
 
 class PhoneticSettings(BaseModel):
@@ -97,18 +87,6 @@ class CorrectedText(BaseModel):
     corrections: tuple[NameCorrection, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    score: float
-    start: int
-    end: int
-    name: PreparedName
-    guard: Guard | None
-
-    def overlaps(self, start: int, end: int) -> bool:
-        return self.start < end and start < self.end
-
-
 class PhoneticCorrector:
     def __init__(
         self,
@@ -129,18 +107,7 @@ class PhoneticCorrector:
         runs = segments(text)
         cased = any(ch.isupper() for ch in text)
         fixed = self._spelled_names(text, runs, cased)
-        chosen = [c for c in fixed if c.guard is None and c.name.name.text != text[c.start : c.end]]
-        taken: list[_Candidate] = list(fixed)
-        for candidate in sorted(
-            self._sound_alikes(text, runs, fixed, cased), key=lambda c: (-c.score, c.start - c.end)
-        ):
-            if any(candidate.overlaps(t.start, t.end) for t in taken):
-                continue
-            if candidate.guard != "common word":
-                taken.append(candidate)
-            if candidate.guard is None:
-                chosen.append(candidate)
-        chosen.sort(key=lambda c: c.start)
+        picked = chosen(text, fixed, self._sound_alikes(text, runs, fixed, cased))
         corrections = tuple(
             NameCorrection(
                 start=c.start,
@@ -150,13 +117,13 @@ class PhoneticCorrector:
                 entity_id=c.name.name.entity_id,
                 score=round(c.score, 3),
             )
-            for c in chosen
+            for c in picked
         )
         return CorrectedText(
             text=text, corrected=_apply(text, corrections), corrections=corrections
         )
 
-    def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[_Candidate]:
+    def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[Candidate]:
         """Spans spelled like a name already: kept (or re-cased), and never re-matched."""
         spelled: list[tuple[int, int, list[Word], str | None]] = []
         for run in runs:
@@ -169,7 +136,7 @@ class PhoneticCorrector:
                     if self.index.spells(key):
                         before = run[i - 1].lowered if i > 0 else None
                         spelled.append((j + 1 - i, i, run[i : j + 1], before))
-        found: list[_Candidate] = []
+        found: list[Candidate] = []
         # Longest first, then leftmost.
         for _, _, window, before in sorted(spelled, key=lambda item: (-item[0], item[1])):
             start, end = window[0].start, window[-1].end
@@ -182,7 +149,7 @@ class PhoneticCorrector:
             guard: Guard | None = None
             if not same and self._ordinary_phrase(heard, window, name, cased, before):
                 guard = "common word"
-            found.append(_Candidate(1.0, start, end, name, guard))
+            found.append(Candidate(1.0, start, end, name, guard))
         return found
 
     def _ordinary_phrase(
@@ -221,9 +188,9 @@ class PhoneticCorrector:
         return per_million(word.text) >= self.settings.everyday_phrase_per_million
 
     def _sound_alikes(
-        self, text: str, runs: list[list[Word]], fixed: list[_Candidate], cased: bool
-    ) -> list[_Candidate]:
-        found: list[_Candidate] = []
+        self, text: str, runs: list[list[Word]], fixed: list[Candidate], cased: bool
+    ) -> list[Candidate]:
+        found: list[Candidate] = []
         first_word = runs[0][0] if runs else None
         for run in runs:
             function = [w.lowered in FUNCTION_WORDS for w in run]
@@ -288,11 +255,11 @@ class PhoneticCorrector:
         has_article: bool,
         named: bool,
         first_word: Word | None,
-    ) -> _Candidate | None:
+    ) -> Candidate | None:
         window = run[i : j + 1]
         size = len(window)
         start, end = window[0].start, window[-1].end
-        best: _Candidate | None = None
+        best: Candidate | None = None
         for name, score in self.index.similar(key, self.settings.threshold, size):
             if not name.least_words <= size <= name.parts + self.settings.extra_words:
                 continue
@@ -308,11 +275,11 @@ class PhoneticCorrector:
                 continue
             if best is not None:
                 if score >= best.score - 0.005 and name.name.text != best.name.name.text:
-                    return _Candidate(best.score, start, end, best.name, "ambiguous")
+                    return Candidate(best.score, start, end, best.name, "ambiguous")
                 return best
             before = run[i - 1].lowered if i > 0 else None
             guard = self._guard(text, window, name, score, before, named, first_word)
-            best = _Candidate(score, start, end, name, guard)
+            best = Candidate(score, start, end, name, guard)
         return best
 
     def _guard(
