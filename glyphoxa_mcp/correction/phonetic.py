@@ -25,8 +25,8 @@ from glyphoxa_mcp.correction.english import (
     CLAUSE_WORDS,
     DETERMINERS,
     FUNCTION_WORDS,
+    frequency,
     inflection,
-    per_million,
 )
 from glyphoxa_mcp.correction.name_index import (
     KnownName,
@@ -163,7 +163,7 @@ class PhoneticCorrector:
         # Spelled like a name but written in lower case: "the red kettle" in a transcript
         # that capitalises names is a kettle; in lower-case streaming output casing says
         # nothing, except that one common word is just a word.
-        if heard != heard.lower() or not all(self._common(w.text) for w in window):
+        if heard != heard.lower() or not all(self._common(w.standard) for w in window):
             return False
         if heard.casefold() != name.name.text.casefold():
             # Words joined into a one-word name are a phrase only with the determiner a
@@ -173,19 +173,19 @@ class PhoneticCorrector:
         return cased or len(window) == 1
 
     def _common(self, word: str) -> bool:
-        return per_million(word) >= self.settings.common_word_per_million
+        return frequency(word) >= self.settings.common_word_per_million
 
     def _plain_common(self, text: str, word: Word) -> bool:
         """A common word, or one inflected ("cinders", "nods"), not written as a name (a
         capital at a sentence start says nothing: "Sorry" is not "Sera")."""
         plain = word.text == word.lowered or _starts_sentence(text, word.start)
         return plain and (
-            self._common(word.text)
-            or inflection(word.text, self.settings.inflection_stem_per_million) is not None
+            self._common(word.standard)
+            or inflection(word.standard, self.settings.inflection_stem_per_million) is not None
         )
 
     def _everyday(self, word: Word) -> bool:
-        return per_million(word.text) >= self.settings.everyday_phrase_per_million
+        return frequency(word.standard) >= self.settings.everyday_phrase_per_million
 
     def _sound_alikes(
         self, text: str, runs: list[list[Word]], fixed: list[Candidate], cased: bool
@@ -317,14 +317,14 @@ class PhoneticCorrector:
         phrase ("ashgrove circles")."""
         stem_floor = self.settings.inflection_stem_per_million
         for word in window:
-            suffix = inflection(word.text, stem_floor)
+            suffix = inflection(word.standard, stem_floor)
             if suffix is None or word.lowered in name.words:
                 continue
             # The ending with a sound before it: one letter alike says nothing.
             if word.key[-len(suffix) - 2 :] in name.key:
                 continue
             if all(
-                self._common(other.text)
+                self._common(other.standard)
                 for other in window
                 if other is not word and other.lowered not in FUNCTION_WORDS
             ):

@@ -60,7 +60,7 @@ def test_ordinary_conversation_is_left_alone() -> None:
     ]
     changed = [t for t in turns if corrector.correct(t).corrections]
     assert len(turns) > 1400
-    # Measured: 6 of 1,451 turns (0.4%), real first names that sound like one of ours
-    # ("Sara" -> Sera twice, "Laura" -> Lyra, "Amy Ellis" -> Maelis, "is Kyle" -> Iskeld)
-    # and "I'm livin" -> Ilvenna.
-    assert len(changed) <= 6, changed
+    # Measured: 5 of 1,451 turns (0.3%), real first names that sound like one of ours
+    # ("Sara" -> Sera twice, "Laura" -> Lyra, "Amy Ellis" -> Maelis, "is Kyle" -> Iskeld).
+    # ("I'm livin'" is "living": a dropped g is restored before telling English from names.)
+    assert len(changed) <= 5, changed
