@@ -162,9 +162,13 @@ class _Layer:
                     self.near.setdefault(variant, set()).add(position)
                 for variant in far:
                     self.far.setdefault(variant, set()).add(position)
-        self.keys = [n.key for n in names]
-        self.primary_codes = [n.codes[0] if n.codes else "" for n in names]
-        self.alternate_codes = [n.codes[1] if len(n.codes) > 1 else "" for n in names]
+        # As arrays, so that a lookup takes its candidates' strings in one step.
+        self.keys = np.array([n.key for n in names], dtype=object)
+        self.primary_codes = np.array([n.codes[0] if n.codes else "" for n in names], dtype=object)
+        self.alternate_codes = np.array(
+            [n.codes[1] if len(n.codes) > 1 else "" for n in names], dtype=object
+        )
+        self.has_alternates = any(len(n.codes) > 1 for n in names)
         self.longest_code = max((len(c) for n in names for c in n.codes), default=0)
         self.longest_key = max((len(n.key) for n in names), default=0)
         self.parts = Counter(n.parts for n in names)
@@ -371,26 +375,26 @@ class NameIndex:
         # One word heard is a name's letters give or take a syllable; only words heard
         # apart ("bran knock") add sounds of their own, and may drop two code letters.
         edits = self.max_code_edits if several_words else min(self.max_code_edits, 1)
-        found: list[tuple[_Layer, int]] = []
+        # Every nearby name is scored, in arrays; only those past the floor are ranked.
+        found: list[tuple[_Layer, int, float]] = []
         for layer in self._layers:
             positions = _nearby(layer, codes, edits)
             if not layer.number:
                 positions -= self._dropped
-            found += [(layer, position) for position in positions]
-        if not found:
-            return ()
+            if not positions:
+                continue
+            at = np.fromiter(positions, dtype=np.intp, count=len(positions))
+            scores = cdist([key], layer.keys[at], scorer=_INDEL)[0]
+            by_sound = cdist(codes, layer.primary_codes[at], scorer=_INDEL).max(0)
+            if layer.has_alternates:
+                alternates = cdist(codes, layer.alternate_codes[at], scorer=_INDEL).max(0)
+                by_sound = np.maximum(by_sound, alternates)
+            scores = (scores + by_sound) / 2
+            kept = np.flatnonzero(scores >= floor)
+            found += [(layer, int(at[i]), float(scores[i])) for i in kept]
         # Equally good names are ranked the same way in every index (see the class).
-        found.sort(key=lambda lp: lp[0].order(lp[1]))
-        by_letters = cdist([key], [layer.keys[p] for layer, p in found], scorer=_INDEL)[0]
-        primary = [layer.primary_codes[p] for layer, p in found]
-        by_sound = cdist(codes, primary, scorer=_INDEL).max(0)
-        alternates = [layer.alternate_codes[p] for layer, p in found]
-        if any(alternates):
-            by_sound = np.maximum(by_sound, cdist(codes, alternates, scorer=_INDEL).max(0))
-        scores = (by_letters + by_sound) / 2
-        kept = np.flatnonzero(scores >= floor)
-        ranked = kept[np.argsort(-scores[kept], kind="stable")]
-        return tuple((found[i][0].names[found[i][1]], float(scores[i])) for i in ranked)
+        found.sort(key=lambda hit: (-hit[2], hit[0].order(hit[1])))
+        return tuple((layer.names[position], score) for layer, position, score in found)
 
 
 def _nearby(layer: _Layer, codes: tuple[str, ...], edits: int) -> set[int]:
