@@ -77,3 +77,15 @@ def _alike(word: str, counterpart: str) -> float:
         default=0.0,
     )
     return (by_sound + Indel.normalized_similarity(word, counterpart)) / 2
+
+
+def unheard_edges(name: PreparedName, heard_key: str) -> tuple[int, int]:
+    """How many of the name's letters at its start and at its end nothing heard stands for:
+    "sister ven" leaves "nacht" of "Sister Vennacht" unheard (0, 5)."""
+    opcodes = Levenshtein.opcodes(name.key, heard_key)
+    if not opcodes:
+        return 0, 0
+    first, last = opcodes[0], opcodes[-1]
+    head = first.src_end - first.src_start if first.tag == "delete" else 0
+    tail = last.src_end - last.src_start if last.tag == "delete" else 0
+    return head, tail

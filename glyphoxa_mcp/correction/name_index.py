@@ -54,6 +54,12 @@ class PreparedName:
     # names of two such words or more: each must be heard (alignment.py).
     word_spans: tuple[tuple[int, int], ...] = ()
 
+    def same_entity(self, other: PreparedName) -> bool:
+        """Whether both are spellings of one entity (of one name, when ids are unknown)."""
+        if self.name.entity_id is not None or other.name.entity_id is not None:
+            return self.name.entity_id == other.name.entity_id
+        return self.name.text == other.name.text
+
     @property
     def least_words(self) -> int:
         """The fewest words it may be heard as: its own, less an unstressed "of" or "the"

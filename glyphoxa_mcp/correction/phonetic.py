@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Indel
 
-from glyphoxa_mcp.correction.alignment import weakest_word
+from glyphoxa_mcp.correction.alignment import unheard_edges, weakest_word
 from glyphoxa_mcp.correction.candidates import Candidate, Guard, chosen
 from glyphoxa_mcp.correction.english import (
     CLAUSE_WORDS,
@@ -66,6 +66,12 @@ class PhoneticSettings(BaseModel):
     single_word_letters: float = Field(
         0.55, ge=0, le=1, description="Least share of letters a single word heard must keep."
     )
+    unheard_letters: int = Field(
+        2,
+        ge=1,
+        description="Letters of a name left unheard at a window's edge from which a "
+        "neighbour that hears them makes the window part of a longer mishearing.",
+    )
 
 
 class NameCorrection(BaseModel):
@@ -107,7 +113,8 @@ class PhoneticCorrector:
         runs = segments(text)
         cased = any(ch.isupper() for ch in text)
         fixed = self._spelled_names(text, runs, cased)
-        picked = chosen(text, fixed, self._sound_alikes(text, runs, fixed, cased))
+        found = self._sound_alikes(text, runs, fixed, cased)
+        picked = chosen(text, fixed, found, self.settings.unheard_letters)
         corrections = tuple(
             NameCorrection(
                 start=c.start,
@@ -192,6 +199,9 @@ class PhoneticCorrector:
     ) -> list[Candidate]:
         found: list[Candidate] = []
         first_word = runs[0][0] if runs else None
+        # Names spelled right that may be part of a longer name of their own, heard around
+        # them ("captain toby a grell"); the others are never matched again.
+        extendable = [f for f in fixed if self._extendable(f)]
         for run in runs:
             function = [w.lowered in FUNCTION_WORDS for w in run]
             everyday = [self._everyday(w) for w in run]
@@ -220,8 +230,16 @@ class PhoneticCorrector:
                         last_content = j
                         capitalised = capitalised and capital[j]
                     start, end = run[i].start, run[j].end
-                    if fixed and any(f.overlaps(start, end) for f in fixed):
-                        break
+                    inside: list[Candidate] = []
+                    if fixed:
+                        clash = [f for f in fixed if f.overlaps(start, end)]
+                        # A name spelled right is never matched again, except whole inside
+                        # a longer name of its own ("captain toby a grell").
+                        if any(f.start < start or f not in extendable for f in clash):
+                            break
+                        if any(f.end > end for f in clash):
+                            continue
+                        inside = clash
                     if has_article and not self.index.has_article:
                         break
                     # Ordinary words and phrases would be guarded after the lookup anyway;
@@ -241,9 +259,24 @@ class PhoneticCorrector:
                     if size > 2 and (function[i] or function[j]):
                         continue
                     best = self._best_name(text, run, i, j, key, has_article, named, first_word)
-                    if best is not None:
+                    if best is None:
+                        continue
+                    if all(
+                        best.name.same_entity(f.name) and best.name.word_count > f.name.word_count
+                        for f in inside
+                    ):
                         found.append(best)
         return found
+
+    def _extendable(self, spelled: Candidate) -> bool:
+        """Whether a name spelled right is part of a longer name of its entity."""
+        name = spelled.name
+        if name.name.entity_id is None:
+            return False
+        return any(
+            len(other.text.split()) > name.word_count
+            for other in self.index.names_of(name.name.entity_id)
+        )
 
     def _best_name(
         self,
@@ -279,7 +312,7 @@ class PhoneticCorrector:
                 return best
             before = run[i - 1].lowered if i > 0 else None
             guard = self._guard(text, window, name, score, before, named, first_word)
-            best = Candidate(score, start, end, name, guard)
+            best = Candidate(score, start, end, name, guard, unheard_edges(name, key))
         return best
 
     def _guard(

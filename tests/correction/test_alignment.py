@@ -1,4 +1,4 @@
-from glyphoxa_mcp.correction.alignment import weakest_word
+from glyphoxa_mcp.correction.alignment import unheard_edges, weakest_word
 from glyphoxa_mcp.correction.name_index import KnownName, prepared_names
 from glyphoxa_mcp.correction.words import segments
 
@@ -27,3 +27,10 @@ def test_function_words_and_fillers_need_no_counterpart():
 def test_a_name_of_one_word_is_not_taken_word_by_word():
     # Speech-to-text splits a name anywhere: "ice keld" is "Is|keld".
     assert weakest("ice keld", "Iskeld") == 1.0
+
+
+def test_letters_of_a_name_nothing_heard_stands_for_are_counted_at_its_edges():
+    (prepared,) = prepared_names([KnownName("Sister Vennacht")])
+    assert unheard_edges(prepared, "sisterven") == (0, 5)
+    assert unheard_edges(prepared, "sistervenknocked") == (0, 0)
+    assert unheard_edges(prepared, "vennacht") == (6, 0)

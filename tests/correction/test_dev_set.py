@@ -41,6 +41,21 @@ def test_strict_precision_recall_and_protected_lines_reach_the_floors(scorer):
     assert result["changed_protected"] <= 1, result
 
 
+def test_no_name_is_replaced_in_part(scorer):
+    """A replacement that overlaps a multi-word mishearing covers all of it (issue 31)."""
+    lines = (DEV_SET / "phonetic-dev.jsonl").read_text(encoding="utf-8").splitlines()
+    partial = []
+    for row in (json.loads(line) for line in lines if line.strip()):
+        result = PhoneticCorrector(row["entities"]).correct(row["utterance"])
+        for fix in result.corrections:
+            for gold in row["corrections"]:
+                several = len(gold["heard"].split()) > 1 or len(gold["entity"].split()) > 1
+                overlaps = fix.start < gold["end"] and gold["start"] < fix.end
+                if several and overlaps and (fix.start, fix.end) != (gold["start"], gold["end"]):
+                    partial.append((row["id"], fix.heard, gold["heard"]))
+    assert partial == []
+
+
 @pytest.mark.slow
 def test_ordinary_conversation_is_left_alone() -> None:
     """LoCoMo's conversations name none of these 90 fantasy names: every change is wrong."""

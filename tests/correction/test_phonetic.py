@@ -255,3 +255,23 @@ def test_a_dropped_g_is_english():
     # Speech-to-text writes what it hears: "Startin'" is "Starting", not Kestrin.
     line = "Startin' my own shop was hard."
     assert corrected(line, ["Kestrin"]) == line
+
+
+# Names mended whole or not at all (issue 31).
+def test_a_name_heard_in_more_words_than_a_window_of_it_is_replaced_whole():
+    # "sister ven" sounds like Sister Vennacht too, but leaves "nacht" to "knocked".
+    result = PhoneticCorrector(["Sister Vennacht", "Brannoch"]).correct(
+        "sister ven knocked at the gate"
+    )
+    assert result.corrected == "Sister Vennacht at the gate"
+    (fix,) = result.corrections
+    assert fix.heard == "sister ven knocked"
+
+
+def test_an_alias_spelled_right_inside_its_misheard_full_name_is_not_fixed_alone():
+    names = [KnownName("Captain Tobiah Grell", "grell"), KnownName("Grell", "grell")]
+    assert corrected("captain toby a grell says no", names) == "Captain Tobiah Grell says no"
+    # Another entity's name spelled right is never taken into a longer mishearing.
+    assert corrected("captain toby a grell says no", ["Captain Tobiah Grell", "Grell"]) == (
+        "captain toby a Grell says no"
+    )
