@@ -57,8 +57,8 @@ def chosen(
     whole = whole_names(found, unheard)
     picked: list[Candidate] = []
     taken: list[Candidate] = []
-    # A name spelled right inside a longer name of its own misheard around it ("captain
-    # toby a grell"): the longer one is put back whole, never the spelled part alone.
+    # A name spelled right inside a longer name misheard around it that has its words
+    # ("captain toby a grell"): the longer one is put back whole, never the part alone.
     for candidate in sorted((c for c in whole if any(c.contains(s) for s in spelled)), key=rank):
         if candidate.guard is None and not any(candidate.overlaps(t.start, t.end) for t in taken):
             taken.append(candidate)

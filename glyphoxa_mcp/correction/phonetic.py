@@ -199,9 +199,9 @@ class PhoneticCorrector:
     ) -> list[Candidate]:
         found: list[Candidate] = []
         first_word = runs[0][0] if runs else None
-        # Names spelled right that may be part of a longer name of their own, heard around
-        # them ("captain toby a grell"); the others are never matched again.
-        extendable = [f for f in fixed if self._extendable(f)]
+        # Names spelled right that may be words of a longer name heard around them
+        # ("captain toby a grell"); the others are never matched again.
+        extendable = [f for f in fixed if f.name.words <= self.index.long_words]
         for run in runs:
             function = [w.lowered in FUNCTION_WORDS for w in run]
             everyday = [self._everyday(w) for w in run]
@@ -234,7 +234,7 @@ class PhoneticCorrector:
                     if fixed:
                         clash = [f for f in fixed if f.overlaps(start, end)]
                         # A name spelled right is never matched again, except whole inside
-                        # a longer name of its own ("captain toby a grell").
+                        # a longer name that has its words ("captain toby a grell").
                         if any(f.start < start or f not in extendable for f in clash):
                             break
                         if any(f.end > end for f in clash):
@@ -262,21 +262,11 @@ class PhoneticCorrector:
                     if best is None:
                         continue
                     if all(
-                        best.name.same_entity(f.name) and best.name.word_count > f.name.word_count
+                        best.name.word_count > f.name.word_count and f.name.words <= best.name.words
                         for f in inside
                     ):
                         found.append(best)
         return found
-
-    def _extendable(self, spelled: Candidate) -> bool:
-        """Whether a name spelled right is part of a longer name of its entity."""
-        name = spelled.name
-        if name.name.entity_id is None:
-            return False
-        return any(
-            len(other.text.split()) > name.word_count
-            for other in self.index.names_of(name.name.entity_id)
-        )
 
     def _best_name(
         self,

@@ -268,10 +268,13 @@ def test_a_name_heard_in_more_words_than_a_window_of_it_is_replaced_whole():
     assert fix.heard == "sister ven knocked"
 
 
-def test_an_alias_spelled_right_inside_its_misheard_full_name_is_not_fixed_alone():
+def test_a_name_spelled_right_inside_a_misheard_name_with_its_words_is_not_fixed_alone():
     names = [KnownName("Captain Tobiah Grell", "grell"), KnownName("Grell", "grell")]
     assert corrected("captain toby a grell says no", names) == "Captain Tobiah Grell says no"
-    # Another entity's name spelled right is never taken into a longer mishearing.
     assert corrected("captain toby a grell says no", ["Captain Tobiah Grell", "Grell"]) == (
+        "Captain Tobiah Grell says no"
+    )
+    # A name spelled right is never taken into a longer name without its words.
+    assert corrected("captain toby a grell says no", ["Captain Tobiah Grail", "Grell"]) == (
         "captain toby a Grell says no"
     )
