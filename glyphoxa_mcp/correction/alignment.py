@@ -18,7 +18,7 @@ from rapidfuzz.distance import Indel, Levenshtein, Opcodes
 
 from glyphoxa_mcp.correction.english import FILLERS, FUNCTION_WORDS
 from glyphoxa_mcp.correction.name_index import PreparedName, phonetic_codes
-from glyphoxa_mcp.correction.words import Word
+from glyphoxa_mcp.correction.words import Word, letters
 
 
 def weakest_word(heard: Sequence[Word], name: PreparedName) -> float:
@@ -89,3 +89,38 @@ def unheard_edges(name: PreparedName, heard_key: str) -> tuple[int, int]:
     head = first.src_end - first.src_start if first.tag == "delete" else 0
     tail = last.src_end - last.src_start if last.tag == "delete" else 0
     return head, tail
+
+
+def rest_heard_beside(
+    name: PreparedName, before: Sequence[Word], after: Sequence[Word], floor: float
+) -> bool:
+    """For a shorter form of a name ("Captain Tobiah" of Captain Tobiah Grail), whether the
+    words heard next to it sound like the words of the full name on that side ("a grell"
+    after it): the form is then only part of the name heard, not a name of its own. A
+    function word or a filler between them is passed over."""
+    if name.full is None:
+        return False
+    full = name.full.split()
+    own = [w.casefold() for w in name.name.text.split()]
+    lowered = [w.casefold() for w in full]
+    if own[0] not in lowered or own[-1] not in lowered:
+        return False
+    first, last = lowered.index(own[0]), len(lowered) - 1 - lowered[::-1].index(own[-1])
+    sides = ((full[last + 1 :], list(after)), (full[:first][::-1], list(before)[::-1]))
+    for rest, heard in sides:
+        wanted = [letters(w) for w in rest if w.casefold() not in FUNCTION_WORDS]
+        if not wanted:
+            continue
+        near = _content_words(heard, len(wanted))
+        if len(near) == len(wanted) and _alike("".join(wanted), "".join(near)) >= floor:
+            return True
+    return False
+
+
+def _content_words(heard: list[Word], count: int, skip: int = 1) -> list[str]:
+    """The first `count` words heard, passing over up to `skip` function words or fillers
+    before them."""
+    at = 0
+    while at < len(heard) and at < skip and heard[at].lowered in FUNCTION_WORDS | FILLERS:
+        at += 1
+    return [w.key for w in heard[at : at + count]]

@@ -23,6 +23,8 @@ Guard = Literal[
     "inflected",
     "loose edge",
     "ambiguous",
+    "everyday words",
+    "part of a name",
 ]
 
 

@@ -22,6 +22,7 @@ from rapidfuzz.distance import Indel
 from rapidfuzz.process import cdist
 
 from glyphoxa_mcp.correction.english import FUNCTION_WORDS
+from glyphoxa_mcp.correction.name_forms import short_forms
 from glyphoxa_mcp.correction.rebuild import Rebuild
 from glyphoxa_mcp.correction.words import ascii_letters, letters
 
@@ -36,10 +37,13 @@ _INDEL = Indel.normalized_similarity
 
 @dataclass(frozen=True, slots=True)
 class KnownName:
-    """A spelling to restore: an entity's name or one of its aliases."""
+    """A spelling to restore: an entity's name or one of its aliases. `person` says whether
+    it names a person (whose surname or given name alone is a name too; name_forms.py),
+    None when the caller does not know."""
 
     text: str
     entity_id: str | None = None
+    person: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +57,15 @@ class PreparedName:
     # Where each word that carries the name ("Lantern", "Osk"; not "of") lies in `key`, for
     # names of two such words or more: each must be heard (alignment.py).
     word_spans: tuple[tuple[int, int], ...] = ()
+    # For a shorter form of a person's name ("Grell", "Captain Grell"), the name it is a form
+    # of ("Captain Tobiah Grell"); None for a name as given.
+    full: str | None = None
 
     def same_entity(self, other: PreparedName) -> bool:
         """Whether both are spellings of one entity (of one name, when ids are unknown)."""
         if self.name.entity_id is not None or other.name.entity_id is not None:
             return self.name.entity_id == other.name.entity_id
-        return self.name.text == other.name.text
+        return (self.full or self.name.text) == (other.full or other.name.text)
 
     @property
     def least_words(self) -> int:
@@ -111,28 +118,46 @@ def similarity(key: str, codes: tuple[str, ...], name: PreparedName) -> float:
     return (by_sound + Indel.normalized_similarity(key, name.key)) / 2
 
 
-def prepared_names(names: Iterable[KnownName]) -> list[PreparedName]:
-    """The names to index, prepared: each (spelling, entity) once, descriptions left out."""
+def prepared_names(names: Iterable[KnownName], forms: bool = False) -> list[PreparedName]:
+    """The names to index, prepared: each (spelling, entity) once, descriptions left out;
+    with `forms`, then the shorter forms of people's names (name_forms.py) that are not
+    already among them."""
     prepared: list[PreparedName] = []
     seen: set[tuple[str, str | None]] = set()
+    given: list[tuple[str, KnownName]] = []
     for name in names:
         text = name.text.strip()
-        key = letters(text)
-        if not key or (text, name.entity_id) in seen or _is_description(text):
+        if not text or (text, name.entity_id) in seen or _is_description(text):
             continue
-        seen.add((text, name.entity_id))
-        prepared.append(
-            PreparedName(
-                name=KnownName(text, name.entity_id),
-                key=key,
-                codes=phonetic_codes(key),
-                word_count=len(text.split()),
-                parts=len([p for p in _PARTS.split(text) if p]),
-                words=frozenset(text.casefold().split()),
-                word_spans=_word_spans(text),
-            )
-        )
+        named = _prepared(text, name.entity_id)
+        if named is not None:
+            seen.add((text, name.entity_id))
+            prepared.append(named)
+            given.append((text, name))
+    for text, name in given if forms else ():
+        for form in short_forms(text, name.person):
+            if (form, name.entity_id) not in seen:
+                seen.add((form, name.entity_id))
+                shorter = _prepared(form, name.entity_id, text)
+                if shorter is not None:
+                    prepared.append(shorter)
     return prepared
+
+
+def _prepared(text: str, entity_id: str | None, full: str | None = None) -> PreparedName | None:
+    key = letters(text)
+    if not key:
+        return None
+    return PreparedName(
+        name=KnownName(text, entity_id),
+        key=key,
+        codes=phonetic_codes(key),
+        word_count=len(text.split()),
+        parts=len([p for p in _PARTS.split(text) if p]),
+        words=frozenset(text.casefold().split()),
+        word_spans=_word_spans(text),
+        full=full,
+    )
 
 
 def _word_spans(text: str) -> tuple[tuple[int, int], ...]:
@@ -186,10 +211,13 @@ class _Layer:
         """Every code variant of the layer's names (for `NameIndex.may_name`)."""
         return frozenset(self.near) | frozenset(self.far)
 
-    def order(self, position: int) -> tuple[str, int, int]:
-        """Where a name stands among equally good ones: by entity id, then as given (a
-        layer holds all the names of its entities, so their own order is kept)."""
-        return (self.names[position].name.entity_id or "", self.number, position)
+    def order(self, position: int) -> tuple[bool, str, int, int]:
+        """Where a name stands among equally good ones: names as given before the shorter
+        forms of people's names ("Kell" the town before Sister Kell's surname), then by
+        entity id, then as given (a layer holds all the names of its entities, so their own
+        order is kept)."""
+        name = self.names[position]
+        return (name.full is not None, name.name.entity_id or "", self.number, position)
 
 
 class NameIndex:
@@ -204,18 +232,24 @@ class NameIndex:
     and then in their given order, in every index, so that layering changes no answer.
     """
 
-    def __init__(self, names: Iterable[KnownName], max_code_edits: int = 2) -> None:
+    def __init__(
+        self, names: Iterable[KnownName], max_code_edits: int = 2, forms: bool = False
+    ) -> None:
+        """`forms`: index the shorter forms of people's names too (name_forms.py)."""
         if not 0 <= max_code_edits <= 2:
             raise ValueError("max_code_edits must be 0, 1 or 2")
-        self._setup(max_code_edits, (_Layer(prepared_names(names), max_code_edits, 0),))
+        layer = _Layer(prepared_names(names, forms), max_code_edits, 0)
+        self._setup(max_code_edits, (layer,), forms=forms)
 
     def _setup(
         self,
         max_code_edits: int,
         layers: tuple[_Layer, ...],
         dropped: frozenset[int] = frozenset(),
+        forms: bool = False,
     ) -> None:
         self.max_code_edits = max_code_edits
+        self.forms = forms
         self._layers = layers
         self._dropped = dropped
         # Which patch last changed each entity, for a rebuild to take the later ones on.
@@ -309,7 +343,7 @@ class NameIndex:
         kept = [
             n for layer in self._layers[1:] for n in layer.names if n.name.entity_id not in changed
         ]
-        added = prepared_names(n for n in names if n.entity_id in changed)
+        added = prepared_names((n for n in names if n.entity_id in changed), self.forms)
         # Stable: each entity's names keep their order.
         extra = sorted(kept + added, key=lambda n: n.name.entity_id or "")
         patched = NameIndex.__new__(NameIndex)
@@ -317,6 +351,7 @@ class NameIndex:
             self.max_code_edits,
             (base, _Layer(extra, self.max_code_edits, 1)),
             frozenset(dropped),
+            self.forms,
         )
         return patched
 
@@ -326,7 +361,8 @@ class NameIndex:
         if len(self._layers) == 1 and not self._dropped:
             return self
         fresh = NameIndex.__new__(NameIndex)
-        fresh._setup(self.max_code_edits, (_Layer(list(self.names), self.max_code_edits, 0),))
+        layer = _Layer(list(self.names), self.max_code_edits, 0)
+        fresh._setup(self.max_code_edits, (layer,), forms=self.forms)
         return fresh
 
     def names_of(self, entity_id: str) -> tuple[KnownName, ...]:
@@ -386,7 +422,6 @@ class NameIndex:
         # One word heard is a name's letters give or take a syllable; only words heard
         # apart ("bran knock") add sounds of their own, and may drop two code letters.
         edits = self.max_code_edits if several_words else min(self.max_code_edits, 1)
-        # Every nearby name is scored, in arrays; only those past the floor are ranked.
         found: list[tuple[_Layer, int, float]] = []
         for layer in self._layers:
             positions = _nearby(layer, codes, edits)

@@ -10,6 +10,10 @@ and a filler added. Ordinary speech is protected by what it looks like: a phrase
 around it ("the mill is"), a clause (a pronoun or auxiliary inside: "the crown is gold"), an
 inflected everyday phrase, a function word at the edge that adds nothing to the match, and
 everyday words in lower case, unless a transcriber that capitalises names wrote them as one.
+A person's given name or surname alone, or after the title ("captain grel"), is a name too
+(name_forms.py), on weaker evidence: never an English word alone, after "the", in lower case
+in a capitalised line, nor beside the rest of the name heard otherwise (candidates.py and
+alignment.py keep names whole).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Indel
 
-from glyphoxa_mcp.correction.alignment import unheard_edges, weakest_word
+from glyphoxa_mcp.correction.alignment import rest_heard_beside, unheard_edges, weakest_word
 from glyphoxa_mcp.correction.candidates import Candidate, Guard, chosen
 from glyphoxa_mcp.correction.english import (
     CLAUSE_WORDS,
@@ -28,6 +32,7 @@ from glyphoxa_mcp.correction.english import (
     frequency,
     inflection,
 )
+from glyphoxa_mcp.correction.name_forms import ENGLISH_PER_MILLION
 from glyphoxa_mcp.correction.name_index import (
     KnownName,
     NameIndex,
@@ -65,6 +70,16 @@ class PhoneticSettings(BaseModel):
     )
     single_word_letters: float = Field(
         0.55, ge=0, le=1, description="Least share of letters a single word heard must keep."
+    )
+    short_forms: bool = Field(
+        True,
+        description="People's surnames, given names and title + surname are names too.",
+    )
+    english_word_per_million: float = Field(
+        ENGLISH_PER_MILLION,
+        ge=0,
+        description="Frequency from which a word heard for a short form of a person's name "
+        "is an English word.",
     )
     unheard_letters: int = Field(
         2,
@@ -106,12 +121,13 @@ class PhoneticCorrector:
             self.index = NameIndex(
                 (KnownName(n) if isinstance(n, str) else n for n in names),
                 max_code_edits=self.settings.max_code_edits,
+                forms=self.settings.short_forms,
             )
         self.max_window = self.index.max_parts + self.settings.extra_words
 
     def correct(self, text: str) -> CorrectedText:
         runs = segments(text)
-        cased = any(ch.isupper() for ch in text)
+        cased = _cased(text)
         fixed = self._spelled_names(text, runs, cased)
         found = self._sound_alikes(text, runs, fixed, cased)
         picked = chosen(text, fixed, found, self.settings.unheard_letters)
@@ -167,6 +183,8 @@ class PhoneticCorrector:
         cased: bool,
         before: str | None,
     ) -> bool:
+        if name.full is not None and heard != name.name.text:
+            return self._ordinary_for_a_form(window, cased, before)
         # Spelled like a name but written in lower case: "the red kettle" in a transcript
         # that capitalises names is a kettle; in lower-case streaming output casing says
         # nothing, except that one common word is just a word.
@@ -178,6 +196,26 @@ class PhoneticCorrector:
             # jaw" asks Grimjaw.
             return cased and (before == "the" or before in DETERMINERS)
         return cased or len(window) == 1
+
+    def _ordinary_for_a_form(self, window: list[Word], cased: bool, before: str | None) -> bool:
+        """A surname or given name alone (or after a title) is weaker evidence than a whole
+        name: English words stand for one only where a name could stand. Not after "the"
+        or another determiner (people's names take none: "put the kettle by the fire" with
+        Ulfar Kettleby), and not in lower case in a transcript that capitalises names ("The
+        room is all dust" with Aldous)."""
+        if before == "the" or before in DETERMINERS:
+            return True
+        return cased and self._lower_case_english(window)
+
+    def _lower_case_english(self, window: list[Word]) -> bool:
+        return all(
+            w.text == w.lowered and self._english(w.standard)
+            for w in window
+            if w.lowered not in FUNCTION_WORDS
+        )
+
+    def _english(self, word: str) -> bool:
+        return frequency(word) >= self.settings.english_word_per_million
 
     def _common(self, word: str) -> bool:
         return frequency(word) >= self.settings.common_word_per_million
@@ -302,6 +340,10 @@ class PhoneticCorrector:
                 return best
             before = run[i - 1].lowered if i > 0 else None
             guard = self._guard(text, window, name, score, before, named, first_word)
+            if guard is None and rest_heard_beside(
+                name, run[:i], run[j + 1 :], self.settings.word_floor
+            ):
+                guard = "part of a name"
             best = Candidate(score, start, end, name, guard, unheard_edges(name, key))
         return best
 
@@ -317,6 +359,10 @@ class PhoneticCorrector:
     ) -> Guard | None:
         if before in DETERMINERS:
             return "determiner"
+        if name.full is not None:
+            form_guard = self._form_guard(text, window, before, named)
+            if form_guard is not None:
+                return form_guard
         if len(window) == 1:
             word = window[0]
             if word is first_word and text[word.end : word.end + 1] == ",":
@@ -331,6 +377,22 @@ class PhoneticCorrector:
                     self.settings.edge_margin
                 ):
                     return "loose edge"
+        return None
+
+    def _form_guard(
+        self, text: str, window: list[Word], before: str | None, named: bool
+    ) -> Guard | None:
+        """What keeps English words from being heard as a surname or given name alone: an
+        English word alone ("Bastion walls hold" is no Bastian; one common or not, as
+        "bastion" is rare), and see `_ordinary_for_a_form`."""
+        if before == "the":
+            return "determiner"
+        if len(window) == 1:
+            word = window[0]
+            plain = word.text == word.lowered or _starts_sentence(text, word.start)
+            return "common word" if plain and self._english(word.standard) else None
+        if not named and _cased(text) and self._lower_case_english(window):
+            return "everyday words"
         return None
 
     def _inflected(self, window: list[Word], name: PreparedName) -> bool:
@@ -353,6 +415,10 @@ class PhoneticCorrector:
             ):
                 return True
         return False
+
+
+def _cased(text: str) -> bool:
+    return any(ch.isupper() for ch in text)
 
 
 def _starts_sentence(text: str, start: int) -> bool:

@@ -1,4 +1,4 @@
-from glyphoxa_mcp.correction.alignment import unheard_edges, weakest_word
+from glyphoxa_mcp.correction.alignment import rest_heard_beside, unheard_edges, weakest_word
 from glyphoxa_mcp.correction.name_index import KnownName, prepared_names
 from glyphoxa_mcp.correction.words import segments
 
@@ -34,3 +34,13 @@ def test_letters_of_a_name_nothing_heard_stands_for_are_counted_at_its_edges():
     assert unheard_edges(prepared, "sisterven") == (0, 5)
     assert unheard_edges(prepared, "sistervenknocked") == (0, 0)
     assert unheard_edges(prepared, "vennacht") == (6, 0)
+
+
+def test_a_form_with_the_rest_of_its_name_heard_beside_it_is_only_part_of_it():
+    forms = {n.name.text: n for n in prepared_names([KnownName("Captain Tobiah Grail")], True)}
+    (run,) = segments("captain toby a grell says no")
+    assert rest_heard_beside(forms["Captain Tobiah"], run[:0], run[2:], 0.55)
+    (run,) = segments("captain toby says no")
+    assert not rest_heard_beside(forms["Captain Tobiah"], run[:0], run[2:], 0.55)
+    (run,) = segments("captain toby grale")
+    assert rest_heard_beside(forms["Grail"], run[:2], run[3:], 0.55)

@@ -278,3 +278,81 @@ def test_a_name_spelled_right_inside_a_misheard_name_with_its_words_is_not_fixed
     assert corrected("captain toby a grell says no", ["Captain Tobiah Grail", "Grell"]) == (
         "captain toby a Grell says no"
     )
+
+
+# People are named in part: given names, surnames, a title and a surname. Invented names.
+PEOPLE = [
+    "Sister Vennacht",
+    "Captain Tobiah Grell",
+    "Perrin Thistlewick",
+    "Crown of Reeds",
+    "Ulfar Kettleby",
+    "Sir Bastian Clore",
+    "Brother Aldous Fenwright",
+    "Old Debts",
+    "Kestrin",
+]
+
+
+def test_a_part_spelled_right_inside_a_misheard_name_is_not_fixed_alone():
+    assert corrected("captain toby a grell says no", PEOPLE) == "Captain Tobiah Grell says no"
+    assert corrected("captain toby a grel says no", PEOPLE) == "Captain Tobiah Grell says no"
+
+
+def test_a_surname_or_a_given_name_alone_is_found_and_spelled_as_the_name_spells_it():
+    assert corrected("we ask thistle wick", PEOPLE) == "we ask Thistlewick"
+    assert corrected("Grel fired the cannons first.", PEOPLE) == "Grell fired the cannons first."
+    assert corrected("tobiah grel wants the cargo", PEOPLE) == "Tobiah Grell wants the cargo"
+
+
+def test_a_title_said_with_a_surname_is_part_of_the_span():
+    result = PhoneticCorrector(PEOPLE).correct("captain grel wants the cargo")
+    assert result.corrected == "Captain Grell wants the cargo"
+    assert [c.heard for c in result.corrections] == ["captain grel"]
+
+
+def test_a_surname_alone_spelled_right_is_kept():
+    assert corrected("Grell laughs.", PEOPLE) == "Grell laughs."
+    assert corrected("Captain Grell, we're ready.", PEOPLE) == "Captain Grell, we're ready."
+
+
+def test_english_words_are_not_a_surname_or_given_name_alone():
+    for line in (
+        "Bastion walls hold the line.",  # Bastian
+        "Put the kettle by the fire.",  # Kettleby after "the"
+        "The room is all dust and cobwebs.",  # Aldous, lower case in a capitalised line
+        "we cross the fen right after sunrise",  # Fenwright after "the"
+    ):
+        assert corrected(line, PEOPLE) == line
+    assert corrected("kettle bee owes the guild", PEOPLE) == "Kettleby owes the guild"
+
+
+def test_british_spellings_are_english():
+    # "harbour" is "harbor": Saltmere Harbour is a place, and "Harbour" no surname.
+    assert corrected("we meet at the harbour", ["Saltmere Harbour"]) == "we meet at the harbour"
+
+
+def test_a_campaigns_people_have_forms_and_its_places_do_not():
+    def entity(name: str, kind: EntityType) -> Entity:
+        return Entity(
+            id=name.lower().replace(" ", "-"),
+            type=kind,
+            name=name,
+            aliases=(),
+            attributes={},
+            visibility=Visibility(),
+        )
+
+    corrector = CorrectorCache().for_entities(
+        [entity("Hob Tanner", EntityType.NPC), entity("Vel Amarin", EntityType.LOCATION)]
+    )
+    (fix,) = corrector.correct("we ask hobb about it").corrections
+    assert (fix.entity, fix.entity_id) == ("Hob", "hob-tanner")
+    assert corrector.correct("we ride to amarin").corrections == ()
+
+
+def test_a_form_beside_the_rest_of_its_name_heard_otherwise_is_left_alone():
+    # "captain toby" is Captain Tobiah, but "a grell" goes on to sound like Grail: the
+    # whole is not put back (the spelled "grell" is another name) and neither is a part.
+    line = "captain toby a grell says no"
+    assert corrected(line, ["Captain Tobiah Grail", "Grell"]) == "captain toby a Grell says no"
