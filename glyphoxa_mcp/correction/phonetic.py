@@ -6,10 +6,11 @@ so neighbours are never swallowed and a better match later in the line is still 
 already spelled like a name are fixed points. A multi-word name must match word for word
 ("sunk near" is not "Sunken Verge"; alignment.py), though an unstressed "of" may be dropped
 and a filler added. Ordinary speech is protected by what it looks like: a phrase after
-"a"/"this"/"his", a player addressed by name, a common word alone or with only function words
-around it ("the mill is"), a clause (a pronoun or auxiliary inside: "the crown is gold"), an
-inflected everyday phrase, a function word at the edge that adds nothing to the match, and
-everyday words in lower case, unless a transcriber that capitalises names wrote them as one.
+"a"/"this"/"his", a player addressed by a name English knows ("Kristen, ..."; "Grel, ..." is
+mended), a common word alone or with only function words around it ("the mill is"), a clause
+(a pronoun or auxiliary inside: "the crown is gold"), an inflected everyday phrase, a
+function word at the edge that adds nothing to the match, and everyday words in lower case,
+unless a transcriber that capitalises names wrote them as one.
 A person's given name or surname alone, or after the title ("captain grel"), is a name too
 (name_forms.py), on weaker evidence: never an English word alone, after "the", in lower case
 in a capitalised line, nor beside the rest of the name heard otherwise (candidates.py and
@@ -365,7 +366,13 @@ class PhoneticCorrector:
                 return form_guard
         if len(window) == 1:
             word = window[0]
-            if word is first_word and text[word.end : word.end + 1] == ",":
+            # Someone addressed by a name English knows ("Kristen, roll initiative") is a
+            # player, not a misheard NPC; a name English does not know ("Grel, ...") is one.
+            if (
+                word is first_word
+                and text[word.end : word.end + 1] == ","
+                and frequency(word.standard) > 0
+            ):
                 return "vocative"
             return "common word" if self._plain_common(text, word) else None
         if not named and self._inflected(window, name):

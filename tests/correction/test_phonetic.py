@@ -356,3 +356,10 @@ def test_a_form_beside_the_rest_of_its_name_heard_otherwise_is_left_alone():
     # whole is not put back (the spelled "grell" is another name) and neither is a part.
     line = "captain toby a grell says no"
     assert corrected(line, ["Captain Tobiah Grail", "Grell"]) == "captain toby a Grell says no"
+
+
+def test_a_name_addressed_is_found_unless_it_is_a_name_english_knows():
+    assert corrected("Grel, bring the ship around.", PEOPLE) == "Grell, bring the ship around."
+    assert corrected("Kestren, over here.", PEOPLE) == "Kestrin, over here."
+    # A player: "Kristen" is a name English knows.
+    assert corrected("Kristen, roll initiative.", PEOPLE) == "Kristen, roll initiative."
