@@ -29,6 +29,7 @@ from glyphoxa_mcp.correction.candidates import Candidate, Guard, chosen
 from glyphoxa_mcp.correction.english import (
     CLAUSE_WORDS,
     DETERMINERS,
+    FILLERS,
     FUNCTION_WORDS,
     frequency,
     inflection,
@@ -41,7 +42,11 @@ from glyphoxa_mcp.correction.name_index import (
     phonetic_codes,
     similarity,
 )
-from glyphoxa_mcp.correction.words import Word, segments
+from glyphoxa_mcp.correction.words import Word, letters, segments
+
+# A word heard and the name's word in its place share this much of their letters when one
+# is the other misheard ("reads", "reeds"), not another word ("habits", "debts").
+MISHEARD_WORD_LETTERS = 0.7
 
 
 class PhoneticSettings(BaseModel):
@@ -408,12 +413,22 @@ class PhoneticCorrector:
         name has the ending too ("elms gate" for Ulmsgate), nor when the rest is no everyday
         phrase ("ashgrove circles")."""
         stem_floor = self.settings.inflection_stem_per_million
+        counterparts = _word_for_word(window, name)
         for word in window:
             suffix = inflection(word.standard, stem_floor)
             if suffix is None or word.lowered in name.words:
                 continue
             # The ending with a sound before it: one letter alike says nothing.
             if word.key[-len(suffix) - 2 :] in name.key:
+                continue
+            # The name's word in its place is this word misheard, ending alike: "crown of
+            # reads" (Crown of Reeds), not "old habits" (Old Debts).
+            counterpart = counterparts.get(id(word))
+            if (
+                counterpart is not None
+                and counterpart.endswith(word.key[-len(suffix) - 1 :])
+                and Indel.normalized_similarity(word.key, counterpart) >= MISHEARD_WORD_LETTERS
+            ):
                 continue
             if all(
                 self._common(other.standard)
@@ -422,6 +437,16 @@ class PhoneticCorrector:
             ):
                 return True
         return False
+
+
+def _word_for_word(window: list[Word], name: PreparedName) -> dict[int, str]:
+    """The name's words paired with the words heard, when they are as many (function words
+    and fillers aside): id of the word heard -> the letters of the name's word."""
+    heard = [w for w in window if w.lowered not in FUNCTION_WORDS and w.lowered not in FILLERS]
+    own = [letters(w) for w in name.name.text.split() if w.casefold() not in FUNCTION_WORDS]
+    if len(heard) != len(own) or len(own) < 2:
+        return {}
+    return {id(w): o for w, o in zip(heard, own, strict=True)}
 
 
 def _cased(text: str) -> bool:

@@ -363,3 +363,9 @@ def test_a_name_addressed_is_found_unless_it_is_a_name_english_knows():
     assert corrected("Kestren, over here.", PEOPLE) == "Kestrin, over here."
     # A player: "Kristen" is a name English knows.
     assert corrected("Kristen, roll initiative.", PEOPLE) == "Kristen, roll initiative."
+
+
+def test_an_inflected_word_is_part_of_a_mishearing_when_the_names_word_ends_alike():
+    assert corrected("the crown of reads is lost", PEOPLE) == "the Crown of Reeds is lost"
+    # "debts" ends like "habits" but is another word.
+    assert corrected("Old habits die hard.", PEOPLE) == "Old habits die hard."
