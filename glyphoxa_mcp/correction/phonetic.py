@@ -380,6 +380,16 @@ class PhoneticCorrector:
             ):
                 return "vocative"
             return "common word" if self._plain_common(text, word) else None
+        # Lower-case English after "the", in a transcript that capitalises names, is a noun
+        # phrase ("We passed the ebony marsh" with Ebonmarch), as a join of it spelled like
+        # a one-word name is (`_ordinary_phrase`).
+        if (
+            before == "the"
+            and name.word_count == 1
+            and _cased(text)
+            and all(w.text == w.lowered and self._english(w.standard) for w in window)
+        ):
+            return "determiner"
         if not named and self._inflected(window, name):
             return "inflected"
         for edge, rest in ((window[0], window[1:]), (window[-1], window[:-1])):

@@ -369,3 +369,11 @@ def test_an_inflected_word_is_part_of_a_mishearing_when_the_names_word_ends_alik
     assert corrected("the crown of reads is lost", PEOPLE) == "the Crown of Reeds is lost"
     # "debts" ends like "habits" but is another word.
     assert corrected("Old habits die hard.", PEOPLE) == "Old habits die hard."
+
+
+def test_lower_case_english_after_the_in_a_capitalised_line_is_no_one_word_name():
+    line = "We passed the ebony marsh at noon."
+    assert corrected(line, ["Ebonmarch"]) == line
+    assert corrected("we passed the ebony marsh at noon", ["Ebonmarch"]) == (
+        "we passed the Ebonmarch at noon"
+    )
