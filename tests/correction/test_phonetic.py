@@ -377,3 +377,20 @@ def test_lower_case_english_after_the_in_a_capitalised_line_is_no_one_word_name(
     assert corrected("we passed the ebony marsh at noon", ["Ebonmarch"]) == (
         "we passed the Ebonmarch at noon"
     )
+
+
+def test_the_four_kinds_of_line_issue_31_found_unmended():
+    names = [
+        KnownName("Sister Vennacht", "vennacht", True),
+        KnownName("Perrin Thistlewick", "thistlewick", True),
+        KnownName("Crown of Reeds", "crown", False),
+        KnownName("Hob Tanner", "hob", True),
+    ]
+    corrector = PhoneticCorrector(names)
+    for heard, mended in (
+        ("then sister ven knocked twice", "then Sister Vennacht twice"),
+        ("we ask thistle wick", "we ask Thistlewick"),
+        ("the crown of reads is lost", "the Crown of Reeds is lost"),
+        ("Hobb, another round!", "Hob, another round!"),
+    ):
+        assert corrector.correct(heard).corrected == mended
