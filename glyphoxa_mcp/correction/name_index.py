@@ -204,7 +204,10 @@ class _Layer:
         self.longest_key = max((len(n.key) for n in names), default=0)
         self.parts = Counter(n.parts for n in names)
         self.function_words = Counter(w for n in names for w in n.words & FUNCTION_WORDS)
-        self.long_words = frozenset(w for n in names if n.word_count > 1 for w in n.words)
+        self.longest_with: dict[str, int] = {}
+        for n in names:
+            for word in n.words if n.word_count > 1 else ():
+                self.longest_with[word] = max(n.word_count, self.longest_with.get(word, 0))
 
     @functools.cached_property
     def variants(self) -> frozenset[str]:
@@ -279,10 +282,13 @@ class NameIndex:
         self.function_words = frozenset(w for w, count in function_words.items() if count > 0)
         self.has_article = "the" in self.function_words
         self.max_parts = max((p for p, count in parts.items() if count > 0), default=0)
-        # The words of names of several words: a name spelled right with all its words among
-        # them may be part of a longer name misheard around it. (An upper bound: a dropped
-        # name may keep its words here.)
-        self.long_words = frozenset().union(*(layer.long_words for layer in layers))
+        # The most words of a name with each word: a name spelled right may be part of a
+        # longer name misheard around it only if each of its words is in a longer name. (An
+        # upper bound: a dropped name may keep its words here.)
+        self.longest_with: dict[str, int] = {}
+        for layer in layers:
+            for word, count in layer.longest_with.items():
+                self.longest_with[word] = max(count, self.longest_with.get(word, 0))
         self._similar = lru_cache(maxsize=SIMILARITY_CACHE_SIZE)(self._similar_uncached)
 
     @property

@@ -245,7 +245,10 @@ class PhoneticCorrector:
         first_word = runs[0][0] if runs else None
         # Names spelled right that may be words of a longer name heard around them
         # ("captain toby a grell"); the others are never matched again.
-        extendable = [f for f in fixed if f.name.words <= self.index.long_words]
+        longest = self.index.longest_with
+        extendable = [
+            f for f in fixed if all(longest.get(w, 0) > f.name.word_count for w in f.name.words)
+        ]
         for run in runs:
             function = [w.lowered in FUNCTION_WORDS for w in run]
             everyday = [self._everyday(w) for w in run]
