@@ -81,6 +81,12 @@ class PhoneticSettings(BaseModel):
         True,
         description="People's surnames, given names and title + surname are names too.",
     )
+    form_threshold: float = Field(
+        0.78,
+        ge=0,
+        le=1,
+        description="Least similarity to replace with a short form of a person's name.",
+    )
     english_word_per_million: float = Field(
         ENGLISH_PER_MILLION,
         ge=0,
@@ -332,6 +338,9 @@ class PhoneticCorrector:
         best: Candidate | None = None
         for name, score in self.index.similar(key, self.settings.threshold, size):
             if not name.least_words <= size <= name.parts + self.settings.extra_words:
+                continue
+            # A surname or given name alone has fewer letters to go by than a whole name.
+            if name.full is not None and score < self.settings.form_threshold:
                 continue
             if weakest_word(window, name) < self.settings.word_floor:
                 continue

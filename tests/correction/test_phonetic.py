@@ -394,3 +394,12 @@ def test_the_four_kinds_of_line_issue_31_found_unmended():
         ("Hobb, another round!", "Hob, another round!"),
     ):
         assert corrector.correct(heard).corrected == mended
+
+
+def test_a_short_form_alone_must_sound_closer_than_a_whole_name():
+    # Lysiawick is spelled right (a word of "The Storm of Lysiawick", a description no
+    # name is restored to); Elawick is a given name with fewer letters to go by.
+    names = ["Elawick Joruwyn", "The Storm of Lysiawick"]
+    line = "Everyone is talking about the plague since The Storm of Lysiawick."
+    assert corrected(line, names) == line
+    assert corrected("we ask elowick", names) == "we ask Elawick"
