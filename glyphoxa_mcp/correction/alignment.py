@@ -34,14 +34,41 @@ def weakest_word(heard: Sequence[Word], name: PreparedName) -> float:
         weakest = min(
             weakest, _alike(name.key[start:end], _counterpart(opcodes, start, end, heard_key, True))
         )
+    bounds = []
     at = 0
     for word in heard:
-        start, end = at, at + len(word.key)
-        at = end
+        bounds.append((at, at + len(word.key)))
+        at += len(word.key)
+    homes = [_home(opcodes, start, end, name.word_spans) for start, end in bounds]
+    for k, word in enumerate(heard):
         if word.lowered in FUNCTION_WORDS or word.lowered in FILLERS:
             continue
+        # One word of the name heard as two ("Eye Drun" for Idrun): the name's word was
+        # compared with both together above, and a piece alone may be a homophone ("eye").
+        neighbours = homes[k - 1 : k] + homes[k + 1 : k + 2]
+        if homes[k] is not None and homes[k] in neighbours:
+            continue
+        start, end = bounds[k]
         weakest = min(weakest, _alike(word.key, _counterpart(opcodes, start, end, name.key, False)))
     return weakest
+
+
+def _home(opcodes: Opcodes, start: int, end: int, spans: Sequence[tuple[int, int]]) -> int | None:
+    """Which of the name's words (`spans` of its letters) all the letters aligned with
+    [start, end) of what was heard fall in, if one does."""
+    first: int | None = None
+    last = 0
+    for op in opcodes:
+        if op.tag == "delete" or op.tag == "insert":
+            continue
+        low, high = max(op.dest_start, start), min(op.dest_end, end)
+        if low < high:
+            if first is None:
+                first = op.src_start + low - op.dest_start
+            last = op.src_start + high - op.dest_start
+    if first is None:
+        return None
+    return next((n for n, (s, e) in enumerate(spans) if s <= first and last <= e), None)
 
 
 def _counterpart(opcodes: Opcodes, start: int, end: int, other: str, from_name: bool) -> str:

@@ -44,3 +44,10 @@ def test_a_form_with_the_rest_of_its_name_heard_beside_it_is_only_part_of_it():
     assert not rest_heard_beside(forms["Captain Tobiah"], run[:0], run[2:], 0.55)
     (run,) = segments("captain toby grale")
     assert rest_heard_beside(forms["Grail"], run[:2], run[3:], 0.55)
+
+
+def test_one_word_of_a_name_heard_as_two_is_compared_whole():
+    # "eye" alone is far from "I", but "eye drun" is "Idrun".
+    assert weakest("mirror of eye drun", "Mirror of Idrun") > 0.55
+    # Two words each with a counterpart of its own are still compared one by one.
+    assert weakest("salt cellar", "Salt Law") < 0.55

@@ -403,3 +403,8 @@ def test_a_short_form_alone_must_sound_closer_than_a_whole_name():
     line = "Everyone is talking about the plague since The Storm of Lysiawick."
     assert corrected(line, names) == line
     assert corrected("we ask elowick", names) == "we ask Elawick"
+
+
+def test_a_word_of_a_name_heard_as_two_is_no_other_name():
+    names = ["Mirror of Idrun", "Drustan"]
+    assert corrected("Look into the Mirror of Eye Drun.", names) == "Look into the Mirror of Idrun."
