@@ -1,11 +1,13 @@
 """What a read function is given instead of the View that calls it: who reads and by which
 rules (a `Reader`), and, for one call, that reader with its scope read once (a `Reading`).
 
-`View` (views/view.py) composes the reads: for each call it makes one `Reading` and hands it
-to the read function (session_search, fact_search, entity_query, session_summary); the hot
-context and the pre-fetch, which read as an NPC that may not be the viewer, get the `Reader`
-and make the NPC's `Reading` once themselves. No read function calls back into the View, and
-none reads the scope a second time.
+`View` (views/view.py) composes the reads: it hands its `Reader` to the read function
+(session_search, fact_search, entity_query, session_summary, hot_context, prefetch), which
+reads the scope once, as a `Reading`, where it first needs it (after its own arguments are
+checked, so a blank query or a bad argument is answered before anything is read) and
+passes that `Reading` down; the hot context and the pre-fetch make the `Reading` of the NPC
+they read as. No read function calls back into the View, and none reads the scope a second
+time (tests/server/test_request_path.py counts).
 """
 
 from __future__ import annotations

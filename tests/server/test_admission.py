@@ -19,6 +19,16 @@ class Clock:
         return self.now
 
 
+def counted(clock: Clock, places: int = 1) -> tuple[Admission, list[tuple[Tier, bool]]]:
+    """Admission with `places` on `clock`, and the list each refusal is told to: its tier,
+    and whether at once."""
+    refusals: list[tuple[Tier, bool]] = []
+    admission = Admission(
+        places, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
+    )
+    return admission, refusals
+
+
 async def measured(
     admission: Admission, clock: Clock, tool: str, tier: Tier, deadline_s: float, took_s: float
 ) -> None:
@@ -40,10 +50,7 @@ async def test_a_call_the_measured_service_time_says_cannot_finish_in_time_is_re
     None
 ):
     clock = Clock()
-    refusals: list[tuple[Tier, bool]] = []
-    admission = Admission(
-        1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
-    )
+    admission, refusals = counted(clock)
     await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.6)
     hold = anyio.Event()
     async with anyio.create_task_group() as tasks:
@@ -194,10 +201,7 @@ async def test_a_queued_call_keeps_its_place_and_a_fast_call_that_would_break_it
     that would go ahead of it far enough to make it miss its deadline is refused at once,
     and the queued call is served, not refused after waiting."""
     clock = Clock()
-    refusals: list[tuple[Tier, bool]] = []
-    admission = Admission(
-        1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
-    )
+    admission, refusals = counted(clock)
     await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.25)
     await measured(admission, clock, "query", Tier.FAST, 4.0, 0.5)
     served: list[str] = []
@@ -242,10 +246,7 @@ async def test_a_wait_longer_than_foreseen_is_absorbed_while_the_call_can_still_
     longer than its measure) is still served: its service time fits before the answer's way
     back, so it is not refused after waiting."""
     clock = Clock()
-    refusals: list[tuple[Tier, bool]] = []
-    admission = Admission(
-        1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
-    )
+    admission, refusals = counted(clock)
     await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.2)
     served: list[str] = []
     release = anyio.Event()
@@ -301,10 +302,7 @@ async def test_places_follow_the_event_loop_lag_one_at_a_time() -> None:
 
 async def test_a_call_whose_place_comes_too_late_is_refused_saying_how_long_it_waited() -> None:
     clock = Clock()
-    refusals: list[tuple[Tier, bool]] = []
-    admission = Admission(
-        1, clock=clock, on_refused=lambda t, at_once: refusals.append((t, at_once))
-    )
+    admission, refusals = counted(clock)
     await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.2)
     release = anyio.Event()
     refused: list[MemoryBusyError] = []

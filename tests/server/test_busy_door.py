@@ -20,21 +20,12 @@ from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.server.admission import Admission
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from tests.server.http_serving import load_demo, serving
+from tests.server.test_session_caps import INITIALIZE
 
 pytestmark = pytest.mark.e2e
 
 TOOL = "memory.query_entities"
 PATH = "/c/demo/npc/ysolde/standard/mcp"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "1"},
-    },
-}
 
 
 @pytest.fixture
