@@ -129,7 +129,7 @@ def prepared_names(names: Iterable[KnownName], forms: bool = False) -> list[Prep
         text = name.text.strip()
         if not text or (text, name.entity_id) in seen or _is_description(text):
             continue
-        named = _prepared(text, name.entity_id)
+        named = _prepared(text, name.entity_id, name.person)
         if named is not None:
             seen.add((text, name.entity_id))
             prepared.append(named)
@@ -138,18 +138,20 @@ def prepared_names(names: Iterable[KnownName], forms: bool = False) -> list[Prep
         for form in short_forms(text, name.person):
             if (form, name.entity_id) not in seen:
                 seen.add((form, name.entity_id))
-                shorter = _prepared(form, name.entity_id, text)
+                shorter = _prepared(form, name.entity_id, True, text)
                 if shorter is not None:
                     prepared.append(shorter)
     return prepared
 
 
-def _prepared(text: str, entity_id: str | None, full: str | None = None) -> PreparedName | None:
+def _prepared(
+    text: str, entity_id: str | None, person: bool | None, full: str | None = None
+) -> PreparedName | None:
     key = letters(text)
     if not key:
         return None
     return PreparedName(
-        name=KnownName(text, entity_id),
+        name=KnownName(text, entity_id, person),
         key=key,
         codes=phonetic_codes(key),
         word_count=len(text.split()),
@@ -328,7 +330,12 @@ class NameIndex:
         if rebuild is not None and rebuild.result is not None:
             # Changes made since the rebuild started go on top of it.
             newer = {i for i, at in changed_at.items() if at > rebuild.generation}
-            current = [n.name for n in patched._layers[-1].names if n.name.entity_id in newer]
+            # Their names as given: the shorter forms are derived from them again.
+            current = [
+                n.name
+                for n in patched._layers[-1].names
+                if n.name.entity_id in newer and n.full is None
+            ]
             patched = rebuild.result._layered(newer, current)
             changed_at = {i: changed_at[i] for i in newer}
             rebuild = None
