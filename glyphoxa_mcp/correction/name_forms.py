@@ -9,11 +9,12 @@ after the title that leads the name: never a title alone ("Captain"), a function
 into a name.
 
 Whose name is a person's: the caller says so when it knows the entity's type (an NPC, a
-player's character); otherwise a name counts as a person's when it is a title and words
-that are not everyday English ("Old Berrit", "Sister Anwyn Tull"), or two words or more that
-English does not know at all ("Quillon Darrow"), which places ("Port Ledrin", "Greywater
-Crossing"), items ("Lantern of Osk", "Blackbriar Lute") and factions ("Cobalt Hand") are
-not.
+player's character); otherwise a name counts as a person's when it is a title of a person
+and a word that is not everyday English ("Sister Anwyn Tull", "Warden Tibalt Crane"), a
+title that also leads places' names and only such words ("Old Berrit"; not "Old Salt
+Caves", "Saint Orrick's Well"), or two words or more that English does not know at all
+("Quillon Darrow"), which places ("Port Ledrin", "Greywater Crossing"), items ("Lantern of
+Osk", "Blackbriar Lute") and factions ("Cobalt Hand") are not.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ granny grandmother grandfather uncle aunt auntie mister mr mrs ms madam madame
 chief chieftain jarl thane emperor empress regent sheriff mayor high grand
 """
 TITLES = frozenset(_TITLES.split())
+# Titles that lead the names of places as well as people's: "Old Town", "High Tarn",
+# "Grand Bazaar", "Saint Orrick's Well".
+PLACE_TITLES = frozenset(["old", "young", "elder", "high", "grand", "saint", "st"])
 # A word this frequent in speech is English ("lute", "ashen", "vale"), not a word a name
 # is recognised by; names English does not know sit below (0.03: one stray use).
 ENGLISH_PER_MILLION = 0.05
@@ -61,16 +65,22 @@ def _leading_titles(words: list[str]) -> int:
 
 
 def looks_like_a_person(text: str) -> bool:
-    """A title and then words that are not everyday English ("Old Berrit", "Sister Anwyn
-    Tull"; not "Old Salt Caves"), or two words or more that English does not know at all
-    ("Quillon Darrow"; not "Blackbriar Lute")."""
+    """A person's title and then a word that is not everyday English, with no function word
+    ("Warden Tibalt Crane"; not "Lady of the Lake", "Captain Sunday"); a title that may lead
+    a place's name and then only such words ("Old Berrit"; not "Old Salt Caves"); or two
+    words or more that English does not know at all ("Quillon Darrow"; not "Blackbriar
+    Lute")."""
     words = text.split()
     titles = _leading_titles(words)
     rest = words[titles:]
     if not rest or len(words) < 2:
         return False
-    if titles:
+    if titles and any(w.casefold() in PLACE_TITLES for w in words[:titles]):
         return all(distinctive(w) for w in rest)
+    if titles:
+        return any(distinctive(w) for w in rest) and not any(
+            w.casefold() in FUNCTION_WORDS for w in rest
+        )
     return all(distinctive(w, ENGLISH_PER_MILLION) for w in rest)
 
 

@@ -71,3 +71,22 @@ def test_a_title_makes_a_form_of_an_everyday_surname_which_alone_is_none():
     forms = short_forms("Sergeant Horla Brisk", person=True)
     assert {"Horla", "Sergeant Horla", "Sergeant Brisk", "Horla Brisk"} == set(forms)
     assert "Brisk" not in forms
+
+
+def test_a_persons_title_and_a_name_english_does_not_know_are_a_persons_name():
+    # The surname is an everyday word; the title and the given name tell a person.
+    assert looks_like_a_person("Sister Ondine Marsh")
+    assert set(short_forms("Warden Tibalt Crane")) == {
+        "Tibalt",
+        "Warden Tibalt",
+        "Warden Crane",
+        "Tibalt Crane",
+    }
+    assert not looks_like_a_person("Captain Sunday")  # no word that tells who
+    assert not looks_like_a_person("Lady of the Lake")  # a function word: a description
+
+
+def test_a_title_that_also_leads_places_names_needs_only_names_after_it():
+    assert looks_like_a_person("Old Berrit")
+    assert not looks_like_a_person("Saint Orrick's Well")
+    assert not looks_like_a_person("High Kethrin Tor")

@@ -408,3 +408,11 @@ def test_a_short_form_alone_must_sound_closer_than_a_whole_name():
 def test_a_word_of_a_name_heard_as_two_is_no_other_name():
     names = ["Mirror of Idrun", "Drustan"]
     assert corrected("Look into the Mirror of Eye Drun.", names) == "Look into the Mirror of Idrun."
+
+
+def test_a_titled_persons_given_name_is_found_though_the_surname_is_an_everyday_word():
+    names = ["Sister Ondine Marsh", "Warden Tibalt Crane"]
+    assert corrected("Ondeen is kind.", names) == "Ondine is kind."
+    assert corrected("Sister On Deen is kind.", names) == "Sister Ondine is kind."
+    for line in ("The marsh is flooded after the rain.", "The crane lifted the crates."):
+        assert corrected(line, names) == line
