@@ -22,7 +22,7 @@ from rapidfuzz.distance import Indel
 from rapidfuzz.process import cdist
 
 from glyphoxa_mcp.correction.english import FUNCTION_WORDS
-from glyphoxa_mcp.correction.name_forms import short_forms
+from glyphoxa_mcp.correction.name_forms import looks_like_a_person, short_forms
 from glyphoxa_mcp.correction.rebuild import Rebuild
 from glyphoxa_mcp.correction.words import ascii_letters, letters
 
@@ -60,6 +60,9 @@ class PreparedName:
     # For a shorter form of a person's name ("Grell", "Captain Grell"), the name it is a form
     # of ("Captain Tobiah Grell"); None for a name as given.
     full: str | None = None
+    # Whether its words are a person's name ("Old Gammerick", "Quillon Darrow";
+    # name_forms.py), whatever the caller says of its entity.
+    person_like: bool = False
 
     def same_entity(self, other: PreparedName) -> bool:
         """Whether both are spellings of one entity (of one name, when ids are unknown)."""
@@ -159,6 +162,7 @@ def _prepared(
         words=frozenset(text.casefold().split()),
         word_spans=_word_spans(text),
         full=full,
+        person_like=looks_like_a_person(full or text),
     )
 
 

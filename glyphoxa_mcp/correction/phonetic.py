@@ -197,6 +197,8 @@ class PhoneticCorrector:
     ) -> bool:
         if name.full is not None and heard != name.name.text:
             return self._ordinary_for_a_form(window, cased, before)
+        if before == "the" and name.person_like:
+            return True  # people's names take no article (see `_guard`)
         # Spelled like a name but written in lower case: "the red kettle" in a transcript
         # that capitalises names is a kettle; in lower-case streaming output casing says
         # nothing, except that one common word is just a word.
@@ -376,6 +378,9 @@ class PhoneticCorrector:
         first_word: Word | None,
     ) -> Guard | None:
         if before in DETERMINERS:
+            return "determiner"
+        # People's names take no article: "the old gamer trick" is no Old Gammerick.
+        if before == "the" and name.person_like:
             return "determiner"
         if name.full is not None:
             form_guard = self._form_guard(text, window, before, named)

@@ -416,3 +416,10 @@ def test_a_titled_persons_given_name_is_found_though_the_surname_is_an_everyday_
     assert corrected("Sister On Deen is kind.", names) == "Sister Ondine is kind."
     for line in ("The marsh is flooded after the rain.", "The crane lifted the crates."):
         assert corrected(line, names) == line
+
+
+def test_a_persons_name_takes_no_article():
+    names = ["Old Gammerick", "Old Thackery", "Ottoline"]
+    for line in ("the old gamer trick works", "the old thatchery is falling apart"):
+        assert corrected(line, names) == line
+    assert corrected("old gammer rick waves", names) == "Old Gammerick waves"
