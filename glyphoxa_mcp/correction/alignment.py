@@ -53,6 +53,26 @@ def weakest_word(heard: Sequence[Word], name: PreparedName) -> float:
     return weakest
 
 
+def adds_a_word(heard: Sequence[Word], name: PreparedName) -> bool:
+    """Whether a function word inside the window stands for none of the name's letters: "grim
+    and bald" adds "and" to Grimbald, where "quill and darrow" hears "and" for the "on" of
+    Quillon Darrow. Speech-to-text splits a name into words, but the words are made of the
+    name's sounds; a filler ("Port, uh, Ledrin") is the speaker's, not the name's."""
+    inner = [
+        k
+        for k in range(1, len(heard) - 1)
+        if heard[k].lowered in FUNCTION_WORDS and heard[k].lowered not in FILLERS
+    ]
+    if not inner:
+        return False
+    heard_key = "".join(w.key for w in heard)
+    opcodes = Levenshtein.opcodes(name.key, heard_key)
+    starts = [0]
+    for word in heard:
+        starts.append(starts[-1] + len(word.key))
+    return any(not _counterpart(opcodes, starts[k], starts[k + 1], name.key, False) for k in inner)
+
+
 def _home(opcodes: Opcodes, start: int, end: int, spans: Sequence[tuple[int, int]]) -> int | None:
     """Which of the name's words (`spans` of its letters) all the letters aligned with
     [start, end) of what was heard fall in, if one does."""

@@ -24,7 +24,12 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Indel
 
-from glyphoxa_mcp.correction.alignment import rest_heard_beside, unheard_edges, weakest_word
+from glyphoxa_mcp.correction.alignment import (
+    adds_a_word,
+    rest_heard_beside,
+    unheard_edges,
+    weakest_word,
+)
 from glyphoxa_mcp.correction.candidates import Candidate, Guard, chosen
 from glyphoxa_mcp.correction.english import (
     CLAUSE_WORDS,
@@ -345,6 +350,8 @@ class PhoneticCorrector:
             if name.full is not None and score < self.settings.form_threshold:
                 continue
             if weakest_word(window, name) < self.settings.word_floor:
+                continue
+            if size > 2 and adds_a_word(window, name):
                 continue
             # One word heard for a name keeps most of its letters: the sound of a short name
             # is a consonant or two, which many words share ("gaol" and "Kael").

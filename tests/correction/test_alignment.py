@@ -1,4 +1,9 @@
-from glyphoxa_mcp.correction.alignment import rest_heard_beside, unheard_edges, weakest_word
+from glyphoxa_mcp.correction.alignment import (
+    adds_a_word,
+    rest_heard_beside,
+    unheard_edges,
+    weakest_word,
+)
 from glyphoxa_mcp.correction.name_index import KnownName, prepared_names
 from glyphoxa_mcp.correction.words import segments
 
@@ -51,3 +56,16 @@ def test_one_word_of_a_name_heard_as_two_is_compared_whole():
     assert weakest("mirror of eye drun", "Mirror of Idrun") > 0.55
     # Two words each with a counterpart of its own are still compared one by one.
     assert weakest("salt cellar", "Salt Law") < 0.55
+
+
+def adds(heard: str, name: str) -> bool:
+    (prepared,) = prepared_names([KnownName(name)])
+    (run,) = segments(heard)
+    return adds_a_word(run, prepared)
+
+
+def test_a_function_word_that_stands_for_none_of_the_name_is_no_part_of_it():
+    assert adds("grim and bald", "Grimbald")
+    assert not adds("quill and darrow", "Quillon Darrow")  # "and" for the "on"
+    assert not adds("grim uh bald", "Grimbald")  # a filler is the speaker's
+    assert not adds("oz a bell", "Ozzabel")

@@ -423,3 +423,10 @@ def test_a_persons_name_takes_no_article():
     for line in ("the old gamer trick works", "the old thatchery is falling apart"):
         assert corrected(line, names) == line
     assert corrected("old gammer rick waves", names) == "Old Gammerick waves"
+
+
+def test_a_function_word_heard_inside_a_name_must_stand_for_some_of_it():
+    names = ["Grimbald", "Quillon Darrow"]
+    assert corrected("grim and bald, he glares", names) == "grim and bald, he glares"
+    assert corrected("grim bald glares", names) == "Grimbald glares"
+    assert corrected("we ask quill and darrow", names) == "we ask Quillon Darrow"
