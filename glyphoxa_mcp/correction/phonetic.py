@@ -165,7 +165,7 @@ class PhoneticCorrector:
 
     def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[Candidate]:
         """Spans spelled like a name already: kept (or re-cased), and never re-matched."""
-        spelled: list[tuple[int, int, list[Word], str | None]] = []
+        spelled: list[tuple[int, int, list[Word], str | None, str | None]] = []
         for run in runs:
             for i in range(len(run)):
                 key = ""
@@ -175,10 +175,11 @@ class PhoneticCorrector:
                         break
                     if self.index.spells(key):
                         before = run[i - 1].lowered if i > 0 else None
-                        spelled.append((j + 1 - i, i, run[i : j + 1], before))
+                        after = run[j + 1].lowered if j + 1 < len(run) else None
+                        spelled.append((j + 1 - i, i, run[i : j + 1], before, after))
         found: list[Candidate] = []
         # Longest first, then leftmost.
-        for _, _, window, before in sorted(spelled, key=lambda item: (-item[0], item[1])):
+        for _, _, window, before, after in sorted(spelled, key=lambda item: (-item[0], item[1])):
             start, end = window[0].start, window[-1].end
             if any(f.overlaps(start, end) for f in found):
                 continue
@@ -187,7 +188,7 @@ class PhoneticCorrector:
             same = [n for n in names if n.name.text == heard]
             name = same[0] if same else names[0]
             guard: Guard | None = None
-            if not same and self._ordinary_phrase(heard, window, name, cased, before):
+            if not same and self._ordinary_phrase(heard, window, name, cased, before, after):
                 guard = "common word"
             found.append(Candidate(1.0, start, end, name, guard))
         return found
@@ -199,9 +200,10 @@ class PhoneticCorrector:
         name: PreparedName,
         cased: bool,
         before: str | None,
+        after: str | None,
     ) -> bool:
         if name.full is not None and heard != name.name.text:
-            return self._ordinary_for_a_form(window, cased, before)
+            return self._ordinary_for_a_form(window, cased, before, after)
         if before == "the" and name.person_like:
             return True  # people's names take no article (see `_guard`)
         # Spelled like a name but written in lower case: "the red kettle" in a transcript
@@ -216,7 +218,9 @@ class PhoneticCorrector:
             return cased and (before == "the" or before in DETERMINERS)
         return cased or len(window) == 1
 
-    def _ordinary_for_a_form(self, window: list[Word], cased: bool, before: str | None) -> bool:
+    def _ordinary_for_a_form(
+        self, window: list[Word], cased: bool, before: str | None, after: str | None
+    ) -> bool:
         """A surname or given name alone (or after a title) is weaker evidence than a whole
         name: English words stand for one only where a name could stand. Not after "the"
         or another determiner (people's names take none: "put the kettle by the fire" with
@@ -224,7 +228,25 @@ class PhoneticCorrector:
         room is all dust" with Aldous)."""
         if before == "the" or before in DETERMINERS:
             return True
+        if self._english_phrase_edge(window, after):
+            return True
         return cased and self._lower_case_english(window)
+
+    def _english_phrase_edge(self, window: list[Word], after: str | None) -> bool:
+        """English words with a function word at an edge, heard for a surname or given name
+        alone: a phrase ends or begins there when the function word leads the window or
+        takes the words after it ("we eat marrow by the fire" is no Marrowby; "kettle by
+        wants a word" may be Kettleby). A form is weaker evidence than a whole name, which
+        needs the function word only to add to the match (`_guard`'s loose edge)."""
+        if len(window) < 2 or not all(
+            self._english(w.standard) for w in window if w.lowered not in FUNCTION_WORDS
+        ):
+            return False
+        leads = window[0].lowered in FUNCTION_WORDS
+        takes = window[-1].lowered in FUNCTION_WORDS and (
+            after == "the" or after in DETERMINERS or after in FUNCTION_WORDS
+        )
+        return leads or takes
 
     def _lower_case_english(self, window: list[Word]) -> bool:
         return all(
@@ -366,7 +388,8 @@ class PhoneticCorrector:
                     return Candidate(best.score, start, end, best.name, "ambiguous")
                 return best
             before = run[i - 1].lowered if i > 0 else None
-            guard = self._guard(text, window, name, score, before, named, first_word)
+            after = run[j + 1].lowered if j + 1 < len(run) else None
+            guard = self._guard(text, window, name, score, before, after, named, first_word)
             if guard is None and rest_heard_beside(
                 name, run[:i], run[j + 1 :], self.settings.word_floor
             ):
@@ -381,6 +404,7 @@ class PhoneticCorrector:
         name: PreparedName,
         score: float,
         before: str | None,
+        after: str | None,
         named: bool,
         first_word: Word | None,
     ) -> Guard | None:
@@ -390,7 +414,7 @@ class PhoneticCorrector:
         if before == "the" and name.person_like:
             return "determiner"
         if name.full is not None:
-            form_guard = self._form_guard(text, window, before, named)
+            form_guard = self._form_guard(text, window, before, after, named)
             if form_guard is not None:
                 return form_guard
         if len(window) == 1:
@@ -426,7 +450,12 @@ class PhoneticCorrector:
         return None
 
     def _form_guard(
-        self, text: str, window: list[Word], before: str | None, named: bool
+        self,
+        text: str,
+        window: list[Word],
+        before: str | None,
+        after: str | None,
+        named: bool,
     ) -> Guard | None:
         """What keeps English words from being heard as a surname or given name alone: an
         English word alone ("Bastion walls hold" is no Bastian; one common or not, as
@@ -439,6 +468,8 @@ class PhoneticCorrector:
             return "common word" if plain and self._english(word.standard) else None
         if not named and _cased(text) and self._lower_case_english(window):
             return "everyday words"
+        if self._english_phrase_edge(window, after):
+            return "loose edge"
         return None
 
     def _inflected(self, window: list[Word], name: PreparedName) -> bool:

@@ -430,3 +430,11 @@ def test_a_function_word_heard_inside_a_name_must_stand_for_some_of_it():
     assert corrected("grim and bald, he glares", names) == "grim and bald, he glares"
     assert corrected("grim bald glares", names) == "Grimbald glares"
     assert corrected("we ask quill and darrow", names) == "we ask Quillon Darrow"
+
+
+def test_english_words_ending_in_a_phrase_are_no_surname_alone():
+    # "by the fire" is a phrase; "kettle by wants" has nothing for "by" to take.
+    assert corrected("we eat marrow by the fire", [*PEOPLE, "Odell Marrowby"]) == (
+        "we eat marrow by the fire"
+    )
+    assert corrected("kettle by wants a word", PEOPLE) == "Kettleby wants a word"
