@@ -90,6 +90,6 @@ def test_ordinary_speech_is_left_alone(campaign):
 @pytest.mark.slow
 def test_ordinary_speech_is_nearly_always_left_alone_among_5000_generated_names():
     # A dense space of names made of a few dozen syllables: "gaol is" is "Caellas" here.
-    # Measured: 5 lines (11 before issue 31).
+    # Measured: 4 lines (11 before issue 31).
     found = changed(generated(5000))
-    assert len(found) <= 5, sorted(found)
+    assert len(found) <= 4, sorted(found)
