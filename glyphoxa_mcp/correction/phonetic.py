@@ -12,9 +12,12 @@ mended), a common word alone or with only function words around it ("the mill is
 function word at the edge that adds nothing to the match, and everyday words in lower case,
 unless a transcriber that capitalises names wrote them as one.
 A person's given name or surname alone, or after the title ("captain grel"), is a name too
-(name_forms.py), on weaker evidence: never an English word alone, after "the", in lower case
-in a capitalised line, nor beside the rest of the name heard otherwise (candidates.py and
-alignment.py keep names whole).
+(name_forms.py), on weaker evidence: never an English word alone, in lower case in a
+capitalised line, English words ending in a phrase ("marrow by the fire"), nor beside the
+rest of the name heard otherwise (candidates.py and alignment.py keep names whole). A
+person's name, whole or short, takes no article ("the old gamer trick" is no Old
+Gammerick), and a function word heard inside a name stands for some of its sounds ("grim
+and bald" is no Grimbald).
 """
 
 from __future__ import annotations
