@@ -57,6 +57,22 @@ def per_million(word: str) -> float:
     return counts.get(word.casefold(), 0) * 1_000_000 / total
 
 
+# The word list counts American spellings; the British ones are the same words.
+_BRITISH_ENDINGS = (("our", "or"), ("tre", "ter"), ("ise", "ize"), ("yse", "yze"), ("ogue", "og"))
+
+
+@functools.lru_cache(maxsize=65_536)
+def frequency(word: str) -> float:
+    """`per_million` of the word, or of its American spelling when that is more frequent
+    ("harbour" is as English as "harbor")."""
+    lowered = word.casefold()
+    found = per_million(lowered)
+    for british, american in _BRITISH_ENDINGS:
+        if lowered.endswith(british) and len(lowered) > len(british) + 1:
+            found = max(found, per_million(lowered[: -len(british)] + american))
+    return found
+
+
 def inflection(word: str, stem_per_million: float) -> str | None:
     """The ending by which the word inflects an ordinary word ("folded" -> "ed", "cinders"
     -> "s"), if it does: a stem at least this frequent, as it is or with an "e"."""

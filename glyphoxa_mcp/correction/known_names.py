@@ -10,15 +10,20 @@ from glyphoxa_mcp.correction.name_index import KnownName, prepared_names
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
 from glyphoxa_mcp.correction.words import segments
 from glyphoxa_mcp.domain.models import Entity
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 # The lists whose correctors are found by identity: the campaign's, and a few viewers' each.
 LISTS_REMEMBERED = 32
 
 
+# Whose names are people's: their surnames and given names alone are names too.
+PEOPLE = frozenset({EntityType.NPC, EntityType.PLAYER})
+
+
 def names_of(entities: Iterable[Entity]) -> tuple[KnownName, ...]:
     """Every entity's name and aliases, each pointing back at its entity."""
     return tuple(
-        KnownName(spelling, entity.id)
+        KnownName(spelling, entity.id, entity.type in PEOPLE)
         for entity in entities
         for spelling in (entity.name, *entity.aliases)
     )
@@ -74,7 +79,8 @@ class CorrectorCache:
             return None
         now = sorted((e for e in changed.values() if e is not None), key=lambda e: e.id)
         if all(
-            before.index.names_of(entity_id) == _indexed(names_of([entity] if entity else []))
+            before.index.names_of(entity_id)
+            == _indexed(names_of([entity] if entity else []), before.index.forms)
             for entity_id, entity in changed.items()
         ):
             # Entities changed, their names did not (a secret kept, a touch): the same
@@ -152,9 +158,10 @@ def corrects_like(corrector: PhoneticCorrector, text: str) -> PhoneticCorrector 
     return parent
 
 
-def _indexed(names: Iterable[KnownName]) -> tuple[KnownName, ...]:
-    """The names as an index keeps them (trimmed, each once, descriptions left out)."""
-    return tuple(prepared.name for prepared in prepared_names(names))
+def _indexed(names: Iterable[KnownName], forms: bool) -> tuple[KnownName, ...]:
+    """The names as an index keeps them (trimmed, each once, descriptions left out, with
+    the shorter forms of people's names when it has them)."""
+    return tuple(prepared.name for prepared in prepared_names(names, forms))
 
 
 # One per process: the pipeline and the pre-fetch share prepared names.

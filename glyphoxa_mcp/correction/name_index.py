@@ -22,6 +22,7 @@ from rapidfuzz.distance import Indel
 from rapidfuzz.process import cdist
 
 from glyphoxa_mcp.correction.english import FUNCTION_WORDS
+from glyphoxa_mcp.correction.name_forms import looks_like_a_person, short_forms
 from glyphoxa_mcp.correction.rebuild import Rebuild
 from glyphoxa_mcp.correction.words import ascii_letters, letters
 
@@ -36,10 +37,13 @@ _INDEL = Indel.normalized_similarity
 
 @dataclass(frozen=True, slots=True)
 class KnownName:
-    """A spelling to restore: an entity's name or one of its aliases."""
+    """A spelling to restore: an entity's name or one of its aliases. `person` says whether
+    it names a person (whose surname or given name alone is a name too; name_forms.py),
+    None when the caller does not know."""
 
     text: str
     entity_id: str | None = None
+    person: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,18 @@ class PreparedName:
     # Where each word that carries the name ("Lantern", "Osk"; not "of") lies in `key`, for
     # names of two such words or more: each must be heard (alignment.py).
     word_spans: tuple[tuple[int, int], ...] = ()
+    # For a shorter form of a person's name ("Grell", "Captain Grell"), the name it is a form
+    # of ("Captain Tobiah Grell"); None for a name as given.
+    full: str | None = None
+    # Whether its words are a person's name ("Old Gammerick", "Quillon Darrow";
+    # name_forms.py), whatever the caller says of its entity.
+    person_like: bool = False
+
+    def same_entity(self, other: PreparedName) -> bool:
+        """Whether both are spellings of one entity (of one name, when ids are unknown)."""
+        if self.name.entity_id is not None or other.name.entity_id is not None:
+            return self.name.entity_id == other.name.entity_id
+        return (self.full or self.name.text) == (other.full or other.name.text)
 
     @property
     def least_words(self) -> int:
@@ -105,28 +121,49 @@ def similarity(key: str, codes: tuple[str, ...], name: PreparedName) -> float:
     return (by_sound + Indel.normalized_similarity(key, name.key)) / 2
 
 
-def prepared_names(names: Iterable[KnownName]) -> list[PreparedName]:
-    """The names to index, prepared: each (spelling, entity) once, descriptions left out."""
+def prepared_names(names: Iterable[KnownName], forms: bool = False) -> list[PreparedName]:
+    """The names to index, prepared: each (spelling, entity) once, descriptions left out;
+    with `forms`, then the shorter forms of people's names (name_forms.py) that are not
+    already among them."""
     prepared: list[PreparedName] = []
     seen: set[tuple[str, str | None]] = set()
+    given: list[tuple[str, KnownName]] = []
     for name in names:
         text = name.text.strip()
-        key = letters(text)
-        if not key or (text, name.entity_id) in seen or _is_description(text):
+        if not text or (text, name.entity_id) in seen or _is_description(text):
             continue
-        seen.add((text, name.entity_id))
-        prepared.append(
-            PreparedName(
-                name=KnownName(text, name.entity_id),
-                key=key,
-                codes=phonetic_codes(key),
-                word_count=len(text.split()),
-                parts=len([p for p in _PARTS.split(text) if p]),
-                words=frozenset(text.casefold().split()),
-                word_spans=_word_spans(text),
-            )
-        )
+        named = _prepared(text, name.entity_id, name.person)
+        if named is not None:
+            seen.add((text, name.entity_id))
+            prepared.append(named)
+            given.append((text, name))
+    for text, name in given if forms else ():
+        for form in short_forms(text, name.person):
+            if (form, name.entity_id) not in seen:
+                seen.add((form, name.entity_id))
+                shorter = _prepared(form, name.entity_id, True, text)
+                if shorter is not None:
+                    prepared.append(shorter)
     return prepared
+
+
+def _prepared(
+    text: str, entity_id: str | None, person: bool | None, full: str | None = None
+) -> PreparedName | None:
+    key = letters(text)
+    if not key:
+        return None
+    return PreparedName(
+        name=KnownName(text, entity_id, person),
+        key=key,
+        codes=phonetic_codes(key),
+        word_count=len(text.split()),
+        parts=len([p for p in _PARTS.split(text) if p]),
+        words=frozenset(text.casefold().split()),
+        word_spans=_word_spans(text),
+        full=full,
+        person_like=looks_like_a_person(full or text),
+    )
 
 
 def _word_spans(text: str) -> tuple[tuple[int, int], ...]:
@@ -162,23 +199,34 @@ class _Layer:
                     self.near.setdefault(variant, set()).add(position)
                 for variant in far:
                     self.far.setdefault(variant, set()).add(position)
-        self.keys = [n.key for n in names]
-        self.primary_codes = [n.codes[0] if n.codes else "" for n in names]
-        self.alternate_codes = [n.codes[1] if len(n.codes) > 1 else "" for n in names]
+        # As arrays, so that a lookup takes its candidates' strings in one step.
+        self.keys = np.array([n.key for n in names], dtype=object)
+        self.primary_codes = np.array([n.codes[0] if n.codes else "" for n in names], dtype=object)
+        self.alternate_codes = np.array(
+            [n.codes[1] if len(n.codes) > 1 else "" for n in names], dtype=object
+        )
+        self.has_alternates = any(len(n.codes) > 1 for n in names)
         self.longest_code = max((len(c) for n in names for c in n.codes), default=0)
         self.longest_key = max((len(n.key) for n in names), default=0)
         self.parts = Counter(n.parts for n in names)
         self.function_words = Counter(w for n in names for w in n.words & FUNCTION_WORDS)
+        self.longest_with: dict[str, int] = {}
+        for n in names:
+            for word in n.words if n.word_count > 1 else ():
+                self.longest_with[word] = max(n.word_count, self.longest_with.get(word, 0))
 
     @functools.cached_property
     def variants(self) -> frozenset[str]:
         """Every code variant of the layer's names (for `NameIndex.may_name`)."""
         return frozenset(self.near) | frozenset(self.far)
 
-    def order(self, position: int) -> tuple[str, int, int]:
-        """Where a name stands among equally good ones: by entity id, then as given (a
-        layer holds all the names of its entities, so their own order is kept)."""
-        return (self.names[position].name.entity_id or "", self.number, position)
+    def order(self, position: int) -> tuple[bool, str, int, int]:
+        """Where a name stands among equally good ones: names as given before the shorter
+        forms of people's names ("Kell" the town before Sister Kell's surname), then by
+        entity id, then as given (a layer holds all the names of its entities, so their own
+        order is kept)."""
+        name = self.names[position]
+        return (name.full is not None, name.name.entity_id or "", self.number, position)
 
 
 class NameIndex:
@@ -193,18 +241,24 @@ class NameIndex:
     and then in their given order, in every index, so that layering changes no answer.
     """
 
-    def __init__(self, names: Iterable[KnownName], max_code_edits: int = 2) -> None:
+    def __init__(
+        self, names: Iterable[KnownName], max_code_edits: int = 2, forms: bool = False
+    ) -> None:
+        """`forms`: index the shorter forms of people's names too (name_forms.py)."""
         if not 0 <= max_code_edits <= 2:
             raise ValueError("max_code_edits must be 0, 1 or 2")
-        self._setup(max_code_edits, (_Layer(prepared_names(names), max_code_edits, 0),))
+        layer = _Layer(prepared_names(names, forms), max_code_edits, 0)
+        self._setup(max_code_edits, (layer,), forms=forms)
 
     def _setup(
         self,
         max_code_edits: int,
         layers: tuple[_Layer, ...],
         dropped: frozenset[int] = frozenset(),
+        forms: bool = False,
     ) -> None:
         self.max_code_edits = max_code_edits
+        self.forms = forms
         self._layers = layers
         self._dropped = dropped
         # Which patch last changed each entity, for a rebuild to take the later ones on.
@@ -234,6 +288,13 @@ class NameIndex:
         self.function_words = frozenset(w for w, count in function_words.items() if count > 0)
         self.has_article = "the" in self.function_words
         self.max_parts = max((p for p, count in parts.items() if count > 0), default=0)
+        # The most words of a name with each word: a name spelled right may be part of a
+        # longer name misheard around it only if each of its words is in a longer name. (An
+        # upper bound: a dropped name may keep its words here.)
+        self.longest_with: dict[str, int] = {}
+        for layer in layers:
+            for word, count in layer.longest_with.items():
+                self.longest_with[word] = max(count, self.longest_with.get(word, 0))
         self._similar = lru_cache(maxsize=SIMILARITY_CACHE_SIZE)(self._similar_uncached)
 
     @property
@@ -273,7 +334,12 @@ class NameIndex:
         if rebuild is not None and rebuild.result is not None:
             # Changes made since the rebuild started go on top of it.
             newer = {i for i, at in changed_at.items() if at > rebuild.generation}
-            current = [n.name for n in patched._layers[-1].names if n.name.entity_id in newer]
+            # Their names as given: the shorter forms are derived from them again.
+            current = [
+                n.name
+                for n in patched._layers[-1].names
+                if n.name.entity_id in newer and n.full is None
+            ]
             patched = rebuild.result._layered(newer, current)
             changed_at = {i: changed_at[i] for i in newer}
             rebuild = None
@@ -294,7 +360,7 @@ class NameIndex:
         kept = [
             n for layer in self._layers[1:] for n in layer.names if n.name.entity_id not in changed
         ]
-        added = prepared_names(n for n in names if n.entity_id in changed)
+        added = prepared_names((n for n in names if n.entity_id in changed), self.forms)
         # Stable: each entity's names keep their order.
         extra = sorted(kept + added, key=lambda n: n.name.entity_id or "")
         patched = NameIndex.__new__(NameIndex)
@@ -302,6 +368,7 @@ class NameIndex:
             self.max_code_edits,
             (base, _Layer(extra, self.max_code_edits, 1)),
             frozenset(dropped),
+            self.forms,
         )
         return patched
 
@@ -311,7 +378,8 @@ class NameIndex:
         if len(self._layers) == 1 and not self._dropped:
             return self
         fresh = NameIndex.__new__(NameIndex)
-        fresh._setup(self.max_code_edits, (_Layer(list(self.names), self.max_code_edits, 0),))
+        layer = _Layer(list(self.names), self.max_code_edits, 0)
+        fresh._setup(self.max_code_edits, (layer,), forms=self.forms)
         return fresh
 
     def names_of(self, entity_id: str) -> tuple[KnownName, ...]:
@@ -371,26 +439,25 @@ class NameIndex:
         # One word heard is a name's letters give or take a syllable; only words heard
         # apart ("bran knock") add sounds of their own, and may drop two code letters.
         edits = self.max_code_edits if several_words else min(self.max_code_edits, 1)
-        found: list[tuple[_Layer, int]] = []
+        found: list[tuple[_Layer, int, float]] = []
         for layer in self._layers:
             positions = _nearby(layer, codes, edits)
             if not layer.number:
                 positions -= self._dropped
-            found += [(layer, position) for position in positions]
-        if not found:
-            return ()
+            if not positions:
+                continue
+            at = np.fromiter(positions, dtype=np.intp, count=len(positions))
+            scores = cdist([key], layer.keys[at], scorer=_INDEL)[0]
+            by_sound = cdist(codes, layer.primary_codes[at], scorer=_INDEL).max(0)
+            if layer.has_alternates:
+                alternates = cdist(codes, layer.alternate_codes[at], scorer=_INDEL).max(0)
+                by_sound = np.maximum(by_sound, alternates)
+            scores = (scores + by_sound) / 2
+            kept = np.flatnonzero(scores >= floor)
+            found += [(layer, int(at[i]), float(scores[i])) for i in kept]
         # Equally good names are ranked the same way in every index (see the class).
-        found.sort(key=lambda lp: lp[0].order(lp[1]))
-        by_letters = cdist([key], [layer.keys[p] for layer, p in found], scorer=_INDEL)[0]
-        primary = [layer.primary_codes[p] for layer, p in found]
-        by_sound = cdist(codes, primary, scorer=_INDEL).max(0)
-        alternates = [layer.alternate_codes[p] for layer, p in found]
-        if any(alternates):
-            by_sound = np.maximum(by_sound, cdist(codes, alternates, scorer=_INDEL).max(0))
-        scores = (by_letters + by_sound) / 2
-        kept = np.flatnonzero(scores >= floor)
-        ranked = kept[np.argsort(-scores[kept], kind="stable")]
-        return tuple((found[i][0].names[found[i][1]], float(scores[i])) for i in ranked)
+        found.sort(key=lambda hit: (-hit[2], hit[0].order(hit[1])))
+        return tuple((layer.names[position], score) for layer, position, score in found)
 
 
 def _nearby(layer: _Layer, codes: tuple[str, ...], edits: int) -> set[int]:

@@ -6,29 +6,43 @@ so neighbours are never swallowed and a better match later in the line is still 
 already spelled like a name are fixed points. A multi-word name must match word for word
 ("sunk near" is not "Sunken Verge"; alignment.py), though an unstressed "of" may be dropped
 and a filler added. Ordinary speech is protected by what it looks like: a phrase after
-"a"/"this"/"his", a player addressed by name, a common word alone or with only function words
-around it ("the mill is"), a clause (a pronoun or auxiliary inside: "the crown is gold"), an
-inflected everyday phrase, a function word at the edge that adds nothing to the match, and
-everyday words in lower case, unless a transcriber that capitalises names wrote them as one.
+"a"/"this"/"his", a player addressed by a name English knows ("Kristen, ..."; "Grel, ..." is
+mended), a common word alone or with only function words around it ("the mill is"), a clause
+(a pronoun or auxiliary inside: "the crown is gold"), an inflected everyday phrase, a
+function word at the edge that adds nothing to the match, and everyday words in lower case,
+unless a transcriber that capitalises names wrote them as one.
+A person's given name or surname alone, or after the title ("captain grel"), is a name too
+(name_forms.py), on weaker evidence: never an English word alone, in lower case in a
+capitalised line, English words ending in a phrase ("marrow by the fire"), nor beside the
+rest of the name heard otherwise (candidates.py and alignment.py keep names whole). A
+person's name, whole or short, takes no article ("the old gamer trick" is no Old
+Gammerick), and a function word heard inside a name stands for some of its sounds ("grim
+and bald" is no Grimbald).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz.distance import Indel
 
-from glyphoxa_mcp.correction.alignment import weakest_word
+from glyphoxa_mcp.correction.alignment import (
+    adds_a_word,
+    rest_heard_beside,
+    unheard_edges,
+    weakest_word,
+)
+from glyphoxa_mcp.correction.candidates import Candidate, Guard, chosen
 from glyphoxa_mcp.correction.english import (
     CLAUSE_WORDS,
     DETERMINERS,
+    FILLERS,
     FUNCTION_WORDS,
+    frequency,
     inflection,
-    per_million,
 )
+from glyphoxa_mcp.correction.name_forms import ENGLISH_PER_MILLION
 from glyphoxa_mcp.correction.name_index import (
     KnownName,
     NameIndex,
@@ -36,16 +50,11 @@ from glyphoxa_mcp.correction.name_index import (
     phonetic_codes,
     similarity,
 )
-from glyphoxa_mcp.correction.words import Word, segments
+from glyphoxa_mcp.correction.words import Word, letters, segments
 
-Guard = Literal[
-    "determiner",
-    "vocative",
-    "common word",
-    "inflected",
-    "loose edge",
-    "ambiguous",
-]
+# A word heard and the name's word in its place share this much of their letters when one
+# is the other misheard ("reads", "reeds"), not another word ("habits", "debts").
+MISHEARD_WORD_LETTERS = 0.7
 
 
 class PhoneticSettings(BaseModel):
@@ -76,6 +85,28 @@ class PhoneticSettings(BaseModel):
     single_word_letters: float = Field(
         0.55, ge=0, le=1, description="Least share of letters a single word heard must keep."
     )
+    short_forms: bool = Field(
+        True,
+        description="People's surnames, given names and title + surname are names too.",
+    )
+    form_threshold: float = Field(
+        0.78,
+        ge=0,
+        le=1,
+        description="Least similarity to replace with a short form of a person's name.",
+    )
+    english_word_per_million: float = Field(
+        ENGLISH_PER_MILLION,
+        ge=0,
+        description="Frequency from which a word heard for a short form of a person's name "
+        "is an English word.",
+    )
+    unheard_letters: int = Field(
+        2,
+        ge=1,
+        description="Letters of a name left unheard at a window's edge from which a "
+        "neighbour that hears them makes the window part of a longer mishearing.",
+    )
 
 
 class NameCorrection(BaseModel):
@@ -97,18 +128,6 @@ class CorrectedText(BaseModel):
     corrections: tuple[NameCorrection, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    score: float
-    start: int
-    end: int
-    name: PreparedName
-    guard: Guard | None
-
-    def overlaps(self, start: int, end: int) -> bool:
-        return self.start < end and start < self.end
-
-
 class PhoneticCorrector:
     def __init__(
         self,
@@ -122,25 +141,16 @@ class PhoneticCorrector:
             self.index = NameIndex(
                 (KnownName(n) if isinstance(n, str) else n for n in names),
                 max_code_edits=self.settings.max_code_edits,
+                forms=self.settings.short_forms,
             )
         self.max_window = self.index.max_parts + self.settings.extra_words
 
     def correct(self, text: str) -> CorrectedText:
         runs = segments(text)
-        cased = any(ch.isupper() for ch in text)
+        cased = _cased(text)
         fixed = self._spelled_names(text, runs, cased)
-        chosen = [c for c in fixed if c.guard is None and c.name.name.text != text[c.start : c.end]]
-        taken: list[_Candidate] = list(fixed)
-        for candidate in sorted(
-            self._sound_alikes(text, runs, fixed, cased), key=lambda c: (-c.score, c.start - c.end)
-        ):
-            if any(candidate.overlaps(t.start, t.end) for t in taken):
-                continue
-            if candidate.guard != "common word":
-                taken.append(candidate)
-            if candidate.guard is None:
-                chosen.append(candidate)
-        chosen.sort(key=lambda c: c.start)
+        found = self._sound_alikes(text, runs, fixed, cased)
+        picked = chosen(text, fixed, found, self.settings.unheard_letters)
         corrections = tuple(
             NameCorrection(
                 start=c.start,
@@ -150,15 +160,15 @@ class PhoneticCorrector:
                 entity_id=c.name.name.entity_id,
                 score=round(c.score, 3),
             )
-            for c in chosen
+            for c in picked
         )
         return CorrectedText(
             text=text, corrected=_apply(text, corrections), corrections=corrections
         )
 
-    def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[_Candidate]:
+    def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[Candidate]:
         """Spans spelled like a name already: kept (or re-cased), and never re-matched."""
-        spelled: list[tuple[int, int, list[Word], str | None]] = []
+        spelled: list[tuple[int, int, list[Word], str | None, str | None]] = []
         for run in runs:
             for i in range(len(run)):
                 key = ""
@@ -168,10 +178,11 @@ class PhoneticCorrector:
                         break
                     if self.index.spells(key):
                         before = run[i - 1].lowered if i > 0 else None
-                        spelled.append((j + 1 - i, i, run[i : j + 1], before))
-        found: list[_Candidate] = []
+                        after = run[j + 1].lowered if j + 1 < len(run) else None
+                        spelled.append((j + 1 - i, i, run[i : j + 1], before, after))
+        found: list[Candidate] = []
         # Longest first, then leftmost.
-        for _, _, window, before in sorted(spelled, key=lambda item: (-item[0], item[1])):
+        for _, _, window, before, after in sorted(spelled, key=lambda item: (-item[0], item[1])):
             start, end = window[0].start, window[-1].end
             if any(f.overlaps(start, end) for f in found):
                 continue
@@ -180,9 +191,9 @@ class PhoneticCorrector:
             same = [n for n in names if n.name.text == heard]
             name = same[0] if same else names[0]
             guard: Guard | None = None
-            if not same and self._ordinary_phrase(heard, window, name, cased, before):
+            if not same and self._ordinary_phrase(heard, window, name, cased, before, after):
                 guard = "common word"
-            found.append(_Candidate(1.0, start, end, name, guard))
+            found.append(Candidate(1.0, start, end, name, guard))
         return found
 
     def _ordinary_phrase(
@@ -192,11 +203,16 @@ class PhoneticCorrector:
         name: PreparedName,
         cased: bool,
         before: str | None,
+        after: str | None,
     ) -> bool:
+        if name.full is not None and heard != name.name.text:
+            return self._ordinary_for_a_form(window, cased, before, after)
+        if before == "the" and name.person_like:
+            return True  # people's names take no article (see `_guard`)
         # Spelled like a name but written in lower case: "the red kettle" in a transcript
         # that capitalises names is a kettle; in lower-case streaming output casing says
         # nothing, except that one common word is just a word.
-        if heard != heard.lower() or not all(self._common(w.text) for w in window):
+        if heard != heard.lower() or not all(self._common(w.standard) for w in window):
             return False
         if heard.casefold() != name.name.text.casefold():
             # Words joined into a one-word name are a phrase only with the determiner a
@@ -205,26 +221,72 @@ class PhoneticCorrector:
             return cased and (before == "the" or before in DETERMINERS)
         return cased or len(window) == 1
 
+    def _ordinary_for_a_form(
+        self, window: list[Word], cased: bool, before: str | None, after: str | None
+    ) -> bool:
+        """A surname or given name alone (or after a title) is weaker evidence than a whole
+        name: English words stand for one only where a name could stand. Not after "the"
+        or another determiner (people's names take none: "put the kettle by the fire" with
+        Ulfar Kettleby), and not in lower case in a transcript that capitalises names ("The
+        room is all dust" with Aldous)."""
+        if before == "the" or before in DETERMINERS:
+            return True
+        if self._english_phrase_edge(window, after):
+            return True
+        return cased and self._lower_case_english(window)
+
+    def _english_phrase_edge(self, window: list[Word], after: str | None) -> bool:
+        """English words with a function word at an edge, heard for a surname or given name
+        alone: a phrase ends or begins there when the function word leads the window or
+        takes the words after it ("we eat marrow by the fire" is no Marrowby; "kettle by
+        wants a word" may be Kettleby). A form is weaker evidence than a whole name, which
+        needs the function word only to add to the match (`_guard`'s loose edge)."""
+        if len(window) < 2 or not all(
+            self._english(w.standard) for w in window if w.lowered not in FUNCTION_WORDS
+        ):
+            return False
+        leads = window[0].lowered in FUNCTION_WORDS
+        takes = window[-1].lowered in FUNCTION_WORDS and (
+            after == "the" or after in DETERMINERS or after in FUNCTION_WORDS
+        )
+        return leads or takes
+
+    def _lower_case_english(self, window: list[Word]) -> bool:
+        return all(
+            w.text == w.lowered and self._english(w.standard)
+            for w in window
+            if w.lowered not in FUNCTION_WORDS
+        )
+
+    def _english(self, word: str) -> bool:
+        return frequency(word) >= self.settings.english_word_per_million
+
     def _common(self, word: str) -> bool:
-        return per_million(word) >= self.settings.common_word_per_million
+        return frequency(word) >= self.settings.common_word_per_million
 
     def _plain_common(self, text: str, word: Word) -> bool:
         """A common word, or one inflected ("cinders", "nods"), not written as a name (a
         capital at a sentence start says nothing: "Sorry" is not "Sera")."""
         plain = word.text == word.lowered or _starts_sentence(text, word.start)
         return plain and (
-            self._common(word.text)
-            or inflection(word.text, self.settings.inflection_stem_per_million) is not None
+            self._common(word.standard)
+            or inflection(word.standard, self.settings.inflection_stem_per_million) is not None
         )
 
     def _everyday(self, word: Word) -> bool:
-        return per_million(word.text) >= self.settings.everyday_phrase_per_million
+        return frequency(word.standard) >= self.settings.everyday_phrase_per_million
 
     def _sound_alikes(
-        self, text: str, runs: list[list[Word]], fixed: list[_Candidate], cased: bool
-    ) -> list[_Candidate]:
-        found: list[_Candidate] = []
+        self, text: str, runs: list[list[Word]], fixed: list[Candidate], cased: bool
+    ) -> list[Candidate]:
+        found: list[Candidate] = []
         first_word = runs[0][0] if runs else None
+        # Names spelled right that may be words of a longer name heard around them
+        # ("captain toby a grell"); the others are never matched again.
+        longest = self.index.longest_with
+        extendable = [
+            f for f in fixed if all(longest.get(w, 0) > f.name.word_count for w in f.name.words)
+        ]
         for run in runs:
             function = [w.lowered in FUNCTION_WORDS for w in run]
             everyday = [self._everyday(w) for w in run]
@@ -253,8 +315,16 @@ class PhoneticCorrector:
                         last_content = j
                         capitalised = capitalised and capital[j]
                     start, end = run[i].start, run[j].end
-                    if fixed and any(f.overlaps(start, end) for f in fixed):
-                        break
+                    inside: list[Candidate] = []
+                    if fixed:
+                        clash = [f for f in fixed if f.overlaps(start, end)]
+                        # A name spelled right is never matched again, except whole inside
+                        # a longer name that has its words ("captain toby a grell").
+                        if any(f.start < start or f not in extendable for f in clash):
+                            break
+                        if any(f.end > end for f in clash):
+                            continue
+                        inside = clash
                     if has_article and not self.index.has_article:
                         break
                     # Ordinary words and phrases would be guarded after the lookup anyway;
@@ -274,7 +344,12 @@ class PhoneticCorrector:
                     if size > 2 and (function[i] or function[j]):
                         continue
                     best = self._best_name(text, run, i, j, key, has_article, named, first_word)
-                    if best is not None:
+                    if best is None:
+                        continue
+                    if all(
+                        best.name.word_count > f.name.word_count and f.name.words <= best.name.words
+                        for f in inside
+                    ):
                         found.append(best)
         return found
 
@@ -288,15 +363,20 @@ class PhoneticCorrector:
         has_article: bool,
         named: bool,
         first_word: Word | None,
-    ) -> _Candidate | None:
+    ) -> Candidate | None:
         window = run[i : j + 1]
         size = len(window)
         start, end = window[0].start, window[-1].end
-        best: _Candidate | None = None
+        best: Candidate | None = None
         for name, score in self.index.similar(key, self.settings.threshold, size):
             if not name.least_words <= size <= name.parts + self.settings.extra_words:
                 continue
+            # A surname or given name alone has fewer letters to go by than a whole name.
+            if name.full is not None and score < self.settings.form_threshold:
+                continue
             if weakest_word(window, name) < self.settings.word_floor:
+                continue
+            if size > 2 and adds_a_word(window, name):
                 continue
             # One word heard for a name keeps most of its letters: the sound of a short name
             # is a consonant or two, which many words share ("gaol" and "Kael").
@@ -308,11 +388,16 @@ class PhoneticCorrector:
                 continue
             if best is not None:
                 if score >= best.score - 0.005 and name.name.text != best.name.name.text:
-                    return _Candidate(best.score, start, end, best.name, "ambiguous")
+                    return Candidate(best.score, start, end, best.name, "ambiguous")
                 return best
             before = run[i - 1].lowered if i > 0 else None
-            guard = self._guard(text, window, name, score, before, named, first_word)
-            best = _Candidate(score, start, end, name, guard)
+            after = run[j + 1].lowered if j + 1 < len(run) else None
+            guard = self._guard(text, window, name, score, before, after, named, first_word)
+            if guard is None and rest_heard_beside(
+                name, run[:i], run[j + 1 :], self.settings.word_floor
+            ):
+                guard = "part of a name"
+            best = Candidate(score, start, end, name, guard, unheard_edges(name, key))
         return best
 
     def _guard(
@@ -322,16 +407,40 @@ class PhoneticCorrector:
         name: PreparedName,
         score: float,
         before: str | None,
+        after: str | None,
         named: bool,
         first_word: Word | None,
     ) -> Guard | None:
         if before in DETERMINERS:
             return "determiner"
+        # People's names take no article: "the old gamer trick" is no Old Gammerick.
+        if before == "the" and name.person_like:
+            return "determiner"
+        if name.full is not None:
+            form_guard = self._form_guard(text, window, before, after, named)
+            if form_guard is not None:
+                return form_guard
         if len(window) == 1:
             word = window[0]
-            if word is first_word and text[word.end : word.end + 1] == ",":
+            # Someone addressed by a name English knows ("Kristen, roll initiative") is a
+            # player, not a misheard NPC; a name English does not know ("Grel, ...") is one.
+            if (
+                word is first_word
+                and text[word.end : word.end + 1] == ","
+                and frequency(word.standard) > 0
+            ):
                 return "vocative"
             return "common word" if self._plain_common(text, word) else None
+        # Lower-case English after "the", in a transcript that capitalises names, is a noun
+        # phrase ("We passed the ebony marsh" with Ebonmarch), as a join of it spelled like
+        # a one-word name is (`_ordinary_phrase`).
+        if (
+            before == "the"
+            and name.word_count == 1
+            and _cased(text)
+            and all(w.text == w.lowered and self._english(w.standard) for w in window)
+        ):
+            return "determiner"
         if not named and self._inflected(window, name):
             return "inflected"
         for edge, rest in ((window[0], window[1:]), (window[-1], window[:-1])):
@@ -343,26 +452,73 @@ class PhoneticCorrector:
                     return "loose edge"
         return None
 
+    def _form_guard(
+        self,
+        text: str,
+        window: list[Word],
+        before: str | None,
+        after: str | None,
+        named: bool,
+    ) -> Guard | None:
+        """What keeps English words from being heard as a surname or given name alone: an
+        English word alone ("Bastion walls hold" is no Bastian; one common or not, as
+        "bastion" is rare), and see `_ordinary_for_a_form`."""
+        if before == "the":
+            return "determiner"
+        if len(window) == 1:
+            word = window[0]
+            plain = word.text == word.lowered or _starts_sentence(text, word.start)
+            return "common word" if plain and self._english(word.standard) else None
+        if not named and _cased(text) and self._lower_case_english(window):
+            return "everyday words"
+        if self._english_phrase_edge(window, after):
+            return "loose edge"
+        return None
+
     def _inflected(self, window: list[Word], name: PreparedName) -> bool:
         """An everyday phrase with an inflection that the name does not have is ordinary
         grammar: "nine folded letters", "the cinders hold", "the tide turns". Not when the
         name has the ending too ("elms gate" for Ulmsgate), nor when the rest is no everyday
         phrase ("ashgrove circles")."""
         stem_floor = self.settings.inflection_stem_per_million
+        counterparts = _word_for_word(window, name)
         for word in window:
-            suffix = inflection(word.text, stem_floor)
+            suffix = inflection(word.standard, stem_floor)
             if suffix is None or word.lowered in name.words:
                 continue
             # The ending with a sound before it: one letter alike says nothing.
             if word.key[-len(suffix) - 2 :] in name.key:
                 continue
+            # The name's word in its place is this word misheard, ending alike: "crown of
+            # reads" (Crown of Reeds), not "old habits" (Old Debts).
+            counterpart = counterparts.get(id(word))
+            if (
+                counterpart is not None
+                and counterpart.endswith(word.key[-len(suffix) - 1 :])
+                and Indel.normalized_similarity(word.key, counterpart) >= MISHEARD_WORD_LETTERS
+            ):
+                continue
             if all(
-                self._common(other.text)
+                self._common(other.standard)
                 for other in window
                 if other is not word and other.lowered not in FUNCTION_WORDS
             ):
                 return True
         return False
+
+
+def _word_for_word(window: list[Word], name: PreparedName) -> dict[int, str]:
+    """The name's words paired with the words heard, when they are as many (function words
+    and fillers aside): id of the word heard -> the letters of the name's word."""
+    heard = [w for w in window if w.lowered not in FUNCTION_WORDS and w.lowered not in FILLERS]
+    own = [letters(w) for w in name.name.text.split() if w.casefold() not in FUNCTION_WORDS]
+    if len(heard) != len(own) or len(own) < 2:
+        return {}
+    return {id(w): o for w, o in zip(heard, own, strict=True)}
+
+
+def _cased(text: str) -> bool:
+    return any(ch.isupper() for ch in text)
 
 
 def _starts_sentence(text: str, start: int) -> bool:

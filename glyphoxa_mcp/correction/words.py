@@ -15,6 +15,7 @@ from dataclasses import dataclass
 _WORD = re.compile(r"[^\W_]+(?:['\u2019\-][^\W_]+)*")
 _NOT_LETTERS = re.compile(r"[\W_]+")
 _POSSESSIVE = re.compile(r"['\u2019]s$", re.IGNORECASE)
+_APOSTROPHES = "'\u2019"
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,9 @@ class Word:
     text: str  # without a trailing possessive
     lowered: str
     key: str
+    # The word as a dictionary writes it, for telling English from a name: a dropped "g"
+    # restored ("chillin'" -> "chilling"); otherwise `lowered`.
+    standard: str
 
 
 def letters(text: str) -> str:
@@ -52,6 +56,10 @@ def segments(text: str) -> list[list[Word]]:
         gap = text[previous_end:start] if previous_end is not None else ""
         if previous_end is None or gap.strip():
             runs.append([])
-        runs[-1].append(Word(start, end, word_text, word_text.casefold(), letters(word_text)))
+        lowered = word_text.casefold()
+        standard = lowered
+        if lowered.endswith("in") and len(lowered) > 3 and text[end : end + 1] in _APOSTROPHES:
+            standard = lowered + "g"
+        runs[-1].append(Word(start, end, word_text, lowered, letters(word_text), standard))
         previous_end = match.end()
     return runs

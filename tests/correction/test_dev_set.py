@@ -41,6 +41,21 @@ def test_strict_precision_recall_and_protected_lines_reach_the_floors(scorer):
     assert result["changed_protected"] <= 1, result
 
 
+def test_no_name_is_replaced_in_part(scorer):
+    """A replacement that overlaps a multi-word mishearing covers all of it (issue 31)."""
+    lines = (DEV_SET / "phonetic-dev.jsonl").read_text(encoding="utf-8").splitlines()
+    partial = []
+    for row in (json.loads(line) for line in lines if line.strip()):
+        result = PhoneticCorrector(row["entities"]).correct(row["utterance"])
+        for fix in result.corrections:
+            for gold in row["corrections"]:
+                several = len(gold["heard"].split()) > 1 or len(gold["entity"].split()) > 1
+                overlaps = fix.start < gold["end"] and gold["start"] < fix.end
+                if several and overlaps and (fix.start, fix.end) != (gold["start"], gold["end"]):
+                    partial.append((row["id"], fix.heard, gold["heard"]))
+    assert partial == []
+
+
 @pytest.mark.slow
 def test_ordinary_conversation_is_left_alone() -> None:
     """LoCoMo's conversations name none of these 90 fantasy names: every change is wrong."""
@@ -60,7 +75,7 @@ def test_ordinary_conversation_is_left_alone() -> None:
     ]
     changed = [t for t in turns if corrector.correct(t).corrections]
     assert len(turns) > 1400
-    # Measured: 6 of 1,451 turns (0.4%), real first names that sound like one of ours
-    # ("Sara" -> Sera twice, "Laura" -> Lyra, "Amy Ellis" -> Maelis, "is Kyle" -> Iskeld)
-    # and "I'm livin" -> Ilvenna.
-    assert len(changed) <= 6, changed
+    # Measured: 5 of 1,451 turns (0.3%), real first names that sound like one of ours
+    # ("Sara" -> Sera twice, "Laura" -> Lyra, "Amy Ellis" -> Maelis, "is Kyle" -> Iskeld).
+    # ("I'm livin'" is "living": a dropped g is restored before telling English from names.)
+    assert len(changed) <= 5, changed

@@ -1,3 +1,4 @@
+from glyphoxa_mcp.correction import name_index
 from glyphoxa_mcp.correction.name_index import KnownName, NameIndex, phonetic_codes
 
 
@@ -51,3 +52,20 @@ def test_the_function_words_names_have_are_known_and_patches_keep_them_exact():
     patched = index.with_changes(["isle"], [KnownName("Temple of the Tide", "isle")])
     assert patched.function_words == frozenset({"of", "the"}) and patched.has_article
     assert index.with_changes(["isle"], []).function_words == frozenset()
+
+
+def test_a_patch_on_a_rebuilt_index_keeps_a_persons_shorter_forms_as_forms(monkeypatch):
+    monkeypatch.setattr(name_index, "REBUILD_AT", 0)
+    kael = KnownName("Kael", "kael")
+    grell = KnownName("Captain Tobiah Grell", "grell", True)
+    index = NameIndex([kael], forms=True).with_changes(["grell"], [grell])
+    assert index._rebuild is not None
+    index._rebuild.wait()
+    # Renamed while the rebuilt index waits: the patch goes on top of the rebuilt one.
+    grail = KnownName("Captain Tobiah Grail", "grell", True)
+    index = index.with_changes(["grell"], [grail])
+    fresh = NameIndex([grail, kael], forms=True)  # ordered by entity id, as campaigns are
+    assert [(n.name.text, n.full) for n in index.names] == [
+        (n.name.text, n.full) for n in fresh.names
+    ]
+    assert ("Grail", "Captain Tobiah Grail") in [(n.name.text, n.full) for n in index.names]

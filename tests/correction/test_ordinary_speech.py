@@ -28,16 +28,13 @@ LINES = [
 ]
 # What sound and spelling cannot tell from a name without knowing what the words mean: one
 # word of an everyday-word name swapped for another everyday word, in a plausible phrase.
+# ("The salt marsh floods", "the bracken down to the ford" and "The amber watch on her
+# wrist" were here too until lower-case English after "the" in a capitalised line stopped
+# being heard as a one-word name; issue 31.)
 RED_CATTLE = "Red cattle graze on the hill by the road."
-SALT_MARSH = "The salt marsh floods at high tide."
 KNOWN = {
-    "phonetic dev set": {
-        RED_CATTLE,
-        SALT_MARSH,
-        "We push through the bracken down to the ford.",  # Brackenford
-        "The amber watch on her wrist stopped at midnight.",  # Mirewatch
-    },
-    "sample campaign": {RED_CATTLE, SALT_MARSH},
+    "phonetic dev set": {RED_CATTLE},
+    "sample campaign": {RED_CATTLE},
     "VTT imports": {RED_CATTLE},
 }
 
@@ -92,6 +89,7 @@ def test_ordinary_speech_is_left_alone(campaign):
 
 @pytest.mark.slow
 def test_ordinary_speech_is_nearly_always_left_alone_among_5000_generated_names():
-    # A dense space of names made of a few dozen syllables: "gore on" is "Garonia" here.
+    # A dense space of names made of a few dozen syllables: "gaol is" is "Caellas" here.
+    # Measured: 4 lines (11 before issue 31).
     found = changed(generated(5000))
-    assert len(found) <= 11, sorted(found)
+    assert len(found) <= 4, sorted(found)

@@ -1,3 +1,4 @@
+from glyphoxa_mcp.correction.english import frequency
 from glyphoxa_mcp.correction.words import ascii_letters, letters, segments
 
 
@@ -22,3 +23,14 @@ def test_letters_ignore_case_spacing_and_punctuation_but_keep_non_ascii():
     assert letters("Tal'Vessin") == letters("tal vessin") == "talvessin"
     assert letters("Zoë Ærwyn") == "zoëærwyn"
     assert ascii_letters("zoëærwyn") == "zoeaerwyn"
+
+
+def test_a_dropped_g_is_restored_for_telling_english_from_names():
+    words = [w for run in segments("Startin' my biz, livin' free, Ilvenna's") for w in run]
+    assert [w.standard for w in words] == ["starting", "my", "biz", "living", "free", "ilvenna"]
+    assert words[0].text == "Startin"
+
+
+def test_british_spellings_count_as_the_english_words_they_are():
+    assert frequency("harbour") == frequency("harbor") > 0
+    assert frequency("Saltmere") == 0
