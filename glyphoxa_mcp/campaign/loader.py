@@ -62,10 +62,16 @@ class _Check:
     """Resolves the file's references to entities and collects, rather than raises, every
     problem found on the way, each at its place in the file."""
 
-    def __init__(self, file: CampaignFile, entities: list[Entity]) -> None:
+    def __init__(self, file: CampaignFile) -> None:
         self.file = file
-        self._resolver = EntityResolver(entities)
+        self._resolver = EntityResolver([])
         self.problems: list[Problem] = list(file.read_problems)
+        # How the file refers to entities reported where they are listed.
+        self._reported: set[str] = set()
+
+    def use_entities(self, entities: list[Entity]) -> None:
+        """The entities the file's names may refer to."""
+        self._resolver = EntityResolver(entities)
 
     def report(self, path: Path, rule: str, *, as_written: bool = False) -> None:
         self.problems.append(self.file.problem(path, rule, as_written=as_written))
@@ -76,7 +82,8 @@ class _Check:
             return self._resolver.resolve(reference, where)
         except InvalidInputError as exc:
             # An entity whose own entry broke a rule is reported there, not at each mention.
-            if not self.file.is_unchecked(compact(reference)):
+            spelling = compact(reference)
+            if not (self.file.is_unchecked(spelling) or spelling in self._reported):
                 self.report(path, exc.message.removeprefix(f"{where}: "), as_written=as_written)
             return None
 
@@ -128,6 +135,10 @@ class _Check:
                 as_written=as_written,
             )
         return normalised
+
+    def listed_twice(self, entity: Entity, path: Path, first: Path, what: str) -> None:
+        self.repeated(path, first, what)
+        self._reported.update(compact(s) for s in (entity.id, entity.name, *entity.aliases))
 
     def repeated(self, path: Path, first: Path, what: str) -> None:
         earlier = self.file.problem(first, "")
@@ -220,6 +231,7 @@ def _check_left_out(check: _Check, declared: set[str]) -> None:
 async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[LoadChange]:
     graph = memory.graph
     stored = {e.id: e for e in await graph.find_entities(limit=MAX_ENTITIES)}
+    check = _Check(file)
     planned = [
         Entity(
             id=entry.id or slugify(entry.name),
@@ -231,21 +243,34 @@ async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[LoadChange]
         )
         for entry in file.entities
     ]
-    # An id listed twice is reported below; the first entry with it is the one names find.
-    first_planned = list({p.id: p for p in reversed(planned)}.values())
-    check = _Check(
-        file, first_planned + [e for e in stored.values() if e.id not in {p.id for p in planned}]
-    )
-    entity_at: dict[str, int] = {}
+    # An entity listed twice is reported; the first entry is the one its name finds.
+    first_planned: dict[str, Entity] = {}
+    id_at: dict[str, int] = {}
+    name_at: dict[str, int] = {}
     for i, (p, entry) in enumerate(zip(planned, file.entities, strict=True)):
-        if p.id in entity_at:
+        id_first, name_first = id_at.get(p.id), name_at.get(compact(p.name))
+        if id_first is not None:
             how = "id" if entry.id else "name"
-            check.repeated(
+            check.listed_twice(
+                p,
                 ("entities", i, how),
-                ("entities", entity_at[p.id]),
+                ("entities", id_first),
                 f"An entity with the id {p.id!r}" + ("" if entry.id else " (made from its name)"),
             )
-        entity_at.setdefault(p.id, i)
+        elif name_first is not None:
+            check.listed_twice(
+                p,
+                ("entities", i, "name"),
+                ("entities", name_first),
+                f"An entity named {p.name!r}",
+            )
+        else:
+            first_planned[p.id] = p
+        id_at.setdefault(p.id, i)
+        name_at.setdefault(compact(p.name), i)
+    check.use_entities(
+        [*first_planned.values(), *(e for e in stored.values() if e.id not in id_at)]
+    )
     entities = [
         NewEntity(
             id=p.id,

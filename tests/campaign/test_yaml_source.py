@@ -79,3 +79,33 @@ def test_a_file_out_of_bounds_is_refused_at_its_place(text: str, message: str) -
     with pytest.raises(InvalidInputError) as caught:
         parse_campaign_file(text, "coast.yaml")
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_entries_that_break_a_rule_are_left_out_and_each_problem_kept() -> None:
+    text = GOOD.replace("type: npc", "type: dragon\n    name: Grim") + (
+        "  - {subject: Grimjaw, text: Wet., confidence: 7}\n"
+        "  - {subject: Grimjaw, text: Dry., confidence: 1, confidence: 0.5}\n"
+    )
+    file = parse_campaign_file(text, "coast.yaml")
+    found = sorted(file.read_problems, key=lambda p: (p.line or 0, p.column or 0))
+    assert [str(p) for p in found] == [
+        "coast.yaml:4:11: entities[0].type: Input should be 'npc', 'player', 'location', "
+        "'item', 'faction', 'event', 'quest' or 'concept'",
+        "coast.yaml:5:5: entities[0].name: the key 'name' is given twice in this mapping.",
+        "coast.yaml:13:48: facts[1].confidence: Input should be less than or equal to 1",
+        "coast.yaml:14:51: facts[2].confidence: the key 'confidence' is given twice in this "
+        "mapping.",
+    ]
+    assert [f.text for f in file.facts] == ["Grimjaw hates rain.", "Dry."]
+    assert file.entities == () and file.is_unchecked("grim")
+    # positions are as written, though an entry before them was left out
+    assert str(file.problem(("facts", 1, "text"), "x")) == "coast.yaml:14:30: facts[2].text: x"
+
+
+def test_json_indented_with_tabs_reads_with_its_columns() -> None:
+    text = '{\n\t"entities": [\n\t\t{"name": "Ana", "type": "elf"}\n\t]\n}\n'
+    file = parse_campaign_file(text, "coast.json")
+    assert [str(p) for p in file.read_problems] == [
+        "coast.json:3:27: entities[0].type: Input should be 'npc', 'player', 'location', "
+        "'item', 'faction', 'event', 'quest' or 'concept'"
+    ]
