@@ -59,7 +59,7 @@ def test_a_roll20_campaign_through_review_and_csv_accepted(glyphoxa: Cli) -> Non
     names = {e["name"] for e in json.loads(cli("entity", "list", "--json"))}
     assert {"Captain Ysolde", "Lyra", "Wanted Poster", "Wendrith", "Tide Sisters"} <= names
     broken = glyphoxa("import", "csv", str(FIXTURES / "broken.csv"))
-    assert broken.returncode == 2 and "broken.csv:3:2: type 'city' is not one of" in broken.stderr
+    assert broken.returncode == 2 and "broken.csv:3:10: type: 'city' is not one of" in broken.stderr
 
 
 def test_a_foundry_world_nested_too_deep_is_refused_and_nothing_is_held(

@@ -72,16 +72,22 @@ def compact_attributes(values: dict[str, Any]) -> dict[str, Any]:
 
 
 class Ids:
-    """Readable ids, unique within one import: a second 'Guard' becomes 'guard-2'."""
+    """Readable ids, unique within one import: a second 'Guard' becomes 'guard-2', and an
+    id the file gives itself (`reserved`) is never made for another entity."""
 
-    def __init__(self) -> None:
+    def __init__(self, reserved: Iterable[str] = ()) -> None:
         self._seen: dict[str, int] = {}
+        self._taken = set(reserved)
 
     def next(self, name: str) -> str:
         base = slugify(name)
-        count = self._seen.get(base, 0) + 1
-        self._seen[base] = count
-        return base if count == 1 else f"{base}-{count}"
+        while True:
+            count = self._seen.get(base, 0) + 1
+            self._seen[base] = count
+            made = base if count == 1 else f"{base}-{count}"
+            if made not in self._taken:
+                self._taken.add(made)
+                return made
 
 
 def documents(data: Any, key: str, source: str) -> Iterable[dict[str, Any]]:
