@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
@@ -228,6 +229,19 @@ async def test_counts_add_up_to_the_entities_the_file_holds(db: Database) -> Non
         await load_campaign(db, sample(twice), dry_run=True)
     # reported where it is listed again, not at each of the many places that name it
     assert str(caught.value) == (
-        "campaign.yaml:32:11: entities[3].name: An entity named 'Old Berrit' is already in the "
-        "file at line 15 (entities[0]): each is listed once."
+        "campaign.yaml:33:11: entities[3].name: An entity named 'Old Berrit' is already in the "
+        "file at line 16 (entities[0]): each is listed once."
     )
+
+
+async def test_the_guide_shows_what_a_load_of_its_example_reports(db: Database) -> None:
+    guide = (
+        Path(__file__).resolve().parents[2] / "docs" / "guide" / "campaign-files.md"
+    ).read_text()
+    section = guide[guide.index("### What is checked") :]
+    example = section[section.index("```yaml\n") + 8 : section.index("```\n")]
+    shown = section[section.index("```text\n") + 8 :]
+    shown = shown[: shown.index("```\n")]
+    with pytest.raises(FileProblems) as caught:
+        await load_campaign(db, parse_campaign_file(example, "marsh.yaml"))
+    assert f"glyphoxa-mcp: error: {caught.value}\n" == shown
