@@ -96,7 +96,11 @@ def test_csv_rows_become_entities_with_aliases_and_attributes() -> None:
             "entities.csv:2:9: row: 3 cells, but the header has 2",
         ),
         (parse_foundry, '{"actors": [}', "foundry world:1:13: not valid JSON"),
-        (parse_foundry, '{"actors": {}}', "foundry world: 'actors' should be a list"),
+        (
+            parse_foundry,
+            '{"actors": {}}',
+            "foundry world:1:12: actors: should be a list of documents.",
+        ),
         (parse_roll20, "[1, 2", "roll20 campaign:1:6: not valid JSON"),
         (
             parse_foundry,
@@ -140,6 +144,36 @@ def test_every_mistake_of_a_csv_is_reported_at_its_cell_in_one_run() -> None:
         "people.csv:8:20: row: 6 cells, but the header has 5.",
         "people.csv:9:10: id: the id 'bad id!' is not an id: letters, digits and _ . : - "
         "(a letter or digit first), at most 128 characters.",
+    ]
+
+
+WORLD_WITH_MISTAKES = """\
+{
+  "actors": [
+    {"_id": "a1", "name": "Brannoch", "type": "npc"},
+    {"_id": "a2", "name": "Bad\\u0000Bell", "type": "npc"},
+    {"_id": "a3", "name": "Kael", "type": "character"}
+  ],
+  "items": {"name": "not a list"},
+  "scenes": [
+    {"_id": "s1", "name": "map-01", "navName": "LONG"},
+    {"_id": "s2", "name": "LONG"}
+  ],
+  "journal": [{"name": "Lore"}, 7, {"pages": [], "name": "More\\u0000Lore"}]
+}
+""".replace("LONG", "N" * 201)
+
+
+def test_every_mistake_of_a_foundry_world_is_reported_at_its_place_in_one_run() -> None:
+    with pytest.raises(FileProblems) as caught:
+        parse_foundry(WORLD_WITH_MISTAKES, "world.json")
+    assert str(caught.value).splitlines() == [
+        "world.json has 5 problems; nothing was stored:",
+        "world.json:4:27: actors[1].name: Value error, must not contain NUL characters",
+        "world.json:7:12: items: should be a list of documents.",
+        "world.json:9:48: scenes[0].navName: String should have at most 200 characters",
+        "world.json:10:27: scenes[1].name: String should have at most 200 characters",
+        "world.json:12:58: journal[2].name: Value error, must not contain NUL characters",
     ]
 
 
