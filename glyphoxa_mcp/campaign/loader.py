@@ -228,10 +228,9 @@ def _check_left_out(check: _Check, declared: set[str]) -> None:
             check.known_by(fields["known_by"], path, as_written=True)
 
 
-async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[LoadChange]:
-    graph = memory.graph
-    stored = {e.id: e for e in await graph.find_entities(limit=MAX_ENTITIES)}
-    check = _Check(file)
+def _entities(check: _Check, stored: dict[str, Entity]) -> list[NewEntity]:
+    """The file's entities, each listed once; what their names may refer to is set."""
+    file = check.file
     planned = [
         Entity(
             id=entry.id or slugify(entry.name),
@@ -271,7 +270,7 @@ async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[LoadChange]
     check.use_entities(
         [*first_planned.values(), *(e for e in stored.values() if e.id not in id_at)]
     )
-    entities = [
+    return [
         NewEntity(
             id=p.id,
             type=p.type,
@@ -282,10 +281,12 @@ async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[LoadChange]
         )
         for i, (p, entry) in enumerate(zip(planned, file.entities, strict=True))
     ]
-    declared = _declared_types(file, check)
+
+
+def _relationships(check: _Check, declared: set[str]) -> list[NewRelationship]:
     relationships = []
     relationship_at: dict[tuple[str, str, str], int] = {}
-    for i, written in enumerate(file.relationships):
+    for i, written in enumerate(check.file.relationships):
         source = check.entity(written.source, ("relationships", i, "source"))
         target = check.entity(written.target, ("relationships", i, "target"))
         rel_type = check.relationship_type(written.type, ("relationships", i, "type"), declared)
@@ -309,9 +310,13 @@ async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[LoadChange]
                 visibility=visibility,
             )
         )
+    return relationships
+
+
+def _facts(check: _Check) -> list[NewFact]:
     facts = []
     fact_at: dict[tuple[str | None, str], int] = {}
-    for i, f in enumerate(file.facts):
+    for i, f in enumerate(check.file.facts):
         subject = check.entity(f.subject, ("facts", i, "subject")) if f.subject else None
         visibility = check.visibility(f, ("facts", i))
         if f.subject and subject is None:
@@ -330,6 +335,18 @@ async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[LoadChange]
                 visibility=visibility,
             )
         )
+    return facts
+
+
+async def _apply(memory: CampaignMemory, file: CampaignFile) -> list[LoadChange]:
+    """Every item checked first, then those that differ from what is stored written."""
+    graph = memory.graph
+    stored = {e.id: e for e in await graph.find_entities(limit=MAX_ENTITIES)}
+    check = _Check(file)
+    entities = _entities(check, stored)
+    declared = _declared_types(file, check)
+    relationships = _relationships(check, declared)
+    facts = _facts(check)
     _check_left_out(check, declared)
     refuse(file.source, check.problems)
     changes = []
