@@ -16,10 +16,10 @@ import yaml
 from pydantic import ValidationError
 
 from glyphoxa_mcp.bounded_input import MAX_DEPTH, check_length
-from glyphoxa_mcp.campaign.file_format import CampaignFile
+from glyphoxa_mcp.campaign.file_format import ENTRY_LISTS, CampaignFile, Origin
+from glyphoxa_mcp.campaign.problems import FileProblems, Path, Problem, field_name
 from glyphoxa_mcp.errors import InvalidInputError
-
-Path_ = tuple[str | int, ...]
+from glyphoxa_mcp.recall.names import compact
 
 # Far above any real campaign file (the sample has a few hundred values in 8 KB).
 MAX_CHARS = 16 * 1024 * 1024
@@ -50,6 +50,7 @@ class _BoundedLoader(yaml.SafeLoader):
 
     def __init__(self, text: str) -> None:
         super().__init__(text)
+        self.repeated_keys: list[tuple[yaml.MappingNode, yaml.ScalarNode]] = []
         self.values = 0
         self.depth = 0
         self.open_anchors: set[str] = set()
@@ -90,6 +91,16 @@ class _BoundedLoader(yaml.SafeLoader):
                 "(text, numbers, true/false, dates, lists and mappings).",
             )
         return node
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """A key given twice in one mapping is a problem: YAML would keep the last silently."""
+        seen: set[str] = set()
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != _CORE + "merge":
+                if key.value in seen:
+                    self.repeated_keys.append((node, key))
+                seen.add(key.value)
+        return super().construct_mapping(node, deep)
 
     def _count(self, values: int, mark: _Mark | None) -> None:
         self.values += values
@@ -133,7 +144,7 @@ _BoundedLoader.add_constructor(_CORE + "timestamp", _text)
 _BoundedLoader.add_constructor(_CORE + "value", _text)
 
 
-def _mark_at(node: yaml.Node, location: Path_) -> _Mark | None:
+def _mark_at(node: yaml.Node, location: Path) -> _Mark:
     """Where the deepest value the file has on that path starts (a missing field points at
     its parent)."""
     for part in location:
@@ -151,6 +162,17 @@ def _mark_at(node: yaml.Node, location: Path_) -> _Mark | None:
     return node.start_mark
 
 
+def _locator(root: yaml.Node) -> Callable[[Path], tuple[int, int]]:
+    """Finds a value's place only when a problem asks for it: the composed file is kept,
+    not walked ahead of time."""
+
+    def locate(path: Path) -> tuple[int, int]:
+        mark = _mark_at(root, path)
+        return mark.line + 1, mark.column + 1
+
+    return locate
+
+
 def _where(source: str, mark: _Mark | None) -> str:
     return f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
 
@@ -161,36 +183,141 @@ def _not_yaml(source: str, exc: yaml.YAMLError) -> InvalidInputError:
     return InvalidInputError(f"{_where(source, mark)}: not valid YAML ({problem}).")
 
 
-def parse_campaign_file(text: str, source: str) -> CampaignFile:
-    check_length(text, source, MAX_CHARS)
+def _compose(text: str, source: str) -> tuple[yaml.Node, Any, list[Problem]]:
+    """The file's composed nodes, the plain data they build, and the keys it repeats."""
     loader = _BoundedLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             raise InvalidInputError(f"{source}: the file is empty.")
-        data: Any = loader.construct_document(node)
+        data = loader.construct_document(node)
     except _Refused as exc:
         raise InvalidInputError(f"{_where(source, exc.mark)}: {exc.rule}") from None
-    except yaml.YAMLError as exc:
-        raise _not_yaml(source, exc) from None
     finally:
         loader.dispose()
+    repeated = [
+        Problem(
+            source,
+            key.start_mark.line + 1,
+            key.start_mark.column + 1,
+            field_name((*_path_to(node, mapping), key.value)),
+            f"the key {key.value!r} is given twice in this mapping.",
+        )
+        for mapping, key in loader.repeated_keys
+    ]
+    return node, data, repeated
+
+
+def _path_to(root: yaml.Node, wanted: yaml.Node) -> Path:
+    """The path from the root to a node (searched for only when a problem names it)."""
+    stack: list[tuple[yaml.Node, Path]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if node is wanted:
+            return path
+        if isinstance(node, yaml.MappingNode):
+            stack += [(value, (*path, str(key.value))) for key, value in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(value, (*path, i)) for i, value in enumerate(node.value)]
+    return ()
+
+
+def parse_campaign_file(text: str, source: str) -> CampaignFile:
+    """The file, checked as far as it can be without the campaign's stored entities: its
+    problems are reported together when it is loaded (see loader.py), or at once when what
+    is wrong leaves nothing to check further (not YAML, out of bounds, no campaign block
+    that can be read)."""
+    check_length(text, source, MAX_CHARS)
     try:
-        return CampaignFile.model_validate(data)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            location = tuple(error["loc"])
-            field = _field(location)
-            problems.append(f"{_where(source, _mark_at(node, location))}: {field}: {error['msg']}")
-        raise InvalidInputError(
-            "; ".join(problems), field=_field(tuple(exc.errors()[0]["loc"]))
-        ) from None
+        node, data, repeated = _compose(text, source)
+    except yaml.YAMLError as exc:
+        if not _json_indented_with_tabs(text, exc):
+            raise _not_yaml(source, exc) from None
+        # Tabs stand only between tokens in JSON, so spaces in their place change nothing,
+        # not even a column.
+        try:
+            node, data, repeated = _compose(text.replace("\t", " "), source)
+        except yaml.YAMLError as again:
+            raise _not_yaml(source, again) from None
+    locate = _locator(node)
+    try:
+        file = CampaignFile.model_validate(data)
+    except ValidationError:
+        return _entry_by_entry(data, source, locate, repeated)
+    return file.with_origin(Origin(source, locate, tuple(repeated)))
 
 
-def _field(location: Path_) -> str:
-    """('entities', 1, 'type') -> 'entities[1].type'."""
-    text = ""
-    for part in location:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "file"
+def _json_indented_with_tabs(text: str, exc: yaml.YAMLError) -> bool:
+    return text.lstrip().startswith(("{", "[")) and "\\t" in str(getattr(exc, "problem", ""))
+
+
+def _entry_by_entry(
+    data: Any, source: str, locate: Callable[[Path], tuple[int, int]], repeated: list[Problem]
+) -> CampaignFile:
+    """Every entry checked on its own: the ones that break a rule are left out and their
+    problems kept, so the rest can still be checked when the file is loaded."""
+
+    def problem(path: Path, rule: str) -> Problem:
+        return Problem(source, *locate(path), field_name(path) or "file", rule)
+
+    problems = list(repeated)
+    if not isinstance(data, dict):
+        raise FileProblems(
+            source,
+            [
+                problem(
+                    (),
+                    "a campaign file is a mapping of campaign, relationship_types, entities, "
+                    "relationships and facts.",
+                )
+            ],
+        )
+    top: dict[str, Any] = {}
+    for key, value in data.items():
+        try:
+            CampaignFile.model_validate({key: [] if key in ENTRY_LISTS else value})
+        except ValidationError as exc:
+            problems += [problem((key, *e["loc"][1:]), e["msg"]) for e in exc.errors()]
+            continue
+        if key not in ENTRY_LISTS:
+            top[key] = value
+    kept: dict[str, tuple[int, ...]] = {}
+    unchecked: set[str] = set()
+    left_out: list[tuple[str, int, dict[str, Any]]] = []
+    for key, entry_type in ENTRY_LISTS.items():
+        if key not in data:
+            continue
+        entries = data[key]
+        if not isinstance(entries, list):
+            problems.append(problem((key,), f"{key} is a list of entries."))
+            continue
+        valid, positions = [], []
+        for position, entry in enumerate(entries):
+            try:
+                valid.append(entry_type.model_validate(entry))
+                positions.append(position)
+            except ValidationError as exc:
+                errors = exc.errors()
+                problems += [problem((key, position, *e["loc"]), e["msg"]) for e in errors]
+                if isinstance(entry, dict):
+                    broken = {e["loc"][0] for e in errors if e["loc"]}
+                    fields = {k: v for k, v in entry.items() if k not in broken}
+                    left_out.append((key, position, fields))
+                    if key == "entities":
+                        unchecked.update(_spellings(entry))
+        top[key] = valid
+        kept[key] = tuple(positions)
+    if "campaign" in data and "campaign" not in top:
+        # Which campaign the file is for decides what its names can refer to.
+        raise FileProblems(source, problems)
+    file = CampaignFile.model_validate(top)
+    return file.with_origin(
+        Origin(source, locate, tuple(problems), kept, tuple(left_out), frozenset(unchecked))
+    )
+
+
+def _spellings(entry: dict[str, Any]) -> list[str]:
+    """How the file could refer to an entity entry that broke a rule."""
+    aliases = entry.get("aliases")
+    written = [entry.get("name"), entry.get("id"), *(aliases if isinstance(aliases, list) else [])]
+    return [compact(str(spelling)) for spelling in written if isinstance(spelling, str | int)]

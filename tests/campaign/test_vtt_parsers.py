@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from glyphoxa_mcp.campaign.problems import FileProblems
 from glyphoxa_mcp.campaign.vtt.common import html_to_text
 from glyphoxa_mcp.campaign.vtt.csv_import import parse_csv
 from glyphoxa_mcp.campaign.vtt.foundry import parse_foundry
@@ -82,12 +83,24 @@ def test_csv_rows_become_entities_with_aliases_and_attributes() -> None:
 @pytest.mark.parametrize(
     ("parse", "text", "message"),
     [
-        (parse_csv, read("broken.csv"), "entities.csv:3:2: type 'city' is not one of"),
-        (parse_csv, "name,occupation\nAna,smith\n", "entities.csv:1: the header needs a 'type'"),
+        (parse_csv, read("broken.csv"), "entities.csv:3:10: type: 'city' is not one of"),
+        (
+            parse_csv,
+            "name,occupation\nAna,smith\n",
+            "entities.csv:1: type: the header needs a 'type'",
+        ),
         (parse_csv, 'name,type\n"Ana,npc\n', "entities.csv:2: not valid CSV"),
-        (parse_csv, "name,type\nAna,npc,extra\n", "entities.csv:2: 3 cells, but the header has 2"),
+        (
+            parse_csv,
+            "name,type\nAna,npc,extra\n",
+            "entities.csv:2:9: row: 3 cells, but the header has 2",
+        ),
         (parse_foundry, '{"actors": [}', "foundry world:1:13: not valid JSON"),
-        (parse_foundry, '{"actors": {}}', "foundry world: 'actors' should be a list"),
+        (
+            parse_foundry,
+            '{"actors": {}}',
+            "foundry world:1:12: actors: should be a list of documents.",
+        ),
         (parse_roll20, "[1, 2", "roll20 campaign:1:6: not valid JSON"),
         (
             parse_foundry,
@@ -100,6 +113,73 @@ def test_broken_exports_report_where(parse, text: str, message: str) -> None:
     with pytest.raises(InvalidInputError) as caught:
         parse(text)
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+CSV_WITH_MISTAKES = """\
+name,type,id,aliases,occupation
+Wendrith,npc,wen,Wen,harbour master
+Saltmere,city,,,
+,npc,,,
+Tolla,npc,wen,,
+"Brin, the
+ferryman",dragon,,,
+Ketter,npc,,,smith,extra
+Hesk,npc,bad id!,,
+Guard,npc,guard,,
+Guard,npc,,,
+"""
+
+
+def test_every_mistake_of_a_csv_is_reported_at_its_cell_in_one_run() -> None:
+    with pytest.raises(FileProblems) as caught:
+        parse_csv(CSV_WITH_MISTAKES, "people.csv")
+    assert str(caught.value).splitlines() == [
+        "people.csv has 6 problems; nothing was stored:",
+        "people.csv:3:10: type: 'city' is not one of: npc, player, location, item, faction, "
+        "event, quest, concept.",
+        "people.csv:4:1: name: the name is blank.",
+        "people.csv:5:11: id: the id 'wen' is already given on line 2.",
+        "people.csv:7:11: type: 'dragon' is not one of: npc, player, location, item, faction, "
+        "event, quest, concept.",
+        "people.csv:8:20: row: 6 cells, but the header has 5.",
+        "people.csv:9:10: id: the id 'bad id!' is not an id: letters, digits and _ . : - "
+        "(a letter or digit first), at most 128 characters.",
+    ]
+
+
+WORLD_WITH_MISTAKES = """\
+{
+  "actors": [
+    {"_id": "a1", "name": "Brannoch", "type": "npc"},
+    {"_id": "a2", "name": "Bad\\u0000Bell", "type": "npc"},
+    {"_id": "a3", "name": "Kael", "type": "character"}
+  ],
+  "items": {"name": "not a list"},
+  "scenes": [
+    {"_id": "s1", "name": "map-01", "navName": "LONG"},
+    {"_id": "s2", "name": "LONG"}
+  ],
+  "journal": [{"name": "Lore"}, 7, {"pages": [], "name": "More\\u0000Lore"}]
+}
+""".replace("LONG", "N" * 201)
+
+
+def test_every_mistake_of_a_foundry_world_is_reported_at_its_place_in_one_run() -> None:
+    with pytest.raises(FileProblems) as caught:
+        parse_foundry(WORLD_WITH_MISTAKES, "world.json")
+    assert str(caught.value).splitlines() == [
+        "world.json has 5 problems; nothing was stored:",
+        "world.json:4:27: actors[1].name: Value error, must not contain NUL characters",
+        "world.json:7:12: items: should be a list of documents.",
+        "world.json:9:48: scenes[0].navName: String should have at most 200 characters",
+        "world.json:10:27: scenes[1].name: String should have at most 200 characters",
+        "world.json:12:58: journal[2].name: Value error, must not contain NUL characters",
+    ]
+
+
+def test_a_made_id_never_takes_one_the_file_gives() -> None:
+    rows = "name,type,id\nGuard,npc,\nGuard,npc,guard\nGuard,npc,guard-2\n"
+    assert [e.entity.id for e in parse_csv(rows).entities] == ["guard-3", "guard", "guard-2"]
 
 
 def test_misshapen_fields_of_an_export_are_skipped_not_fatal() -> None:

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from glyphoxa_mcp.campaign.file_format import CampaignFile
+from glyphoxa_mcp.campaign.problems import refuse
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.errors import InvalidInputError
 
@@ -18,6 +20,13 @@ relationships:
 facts:
   - {subject: Grimjaw, text: Grimjaw hates rain., story_day: 3, secret: true}
 """
+
+
+def read_whole(text: str) -> CampaignFile:
+    """The file, or what reading it found wrong (the rest is checked when it is loaded)."""
+    file = parse_campaign_file(text, "coast.yaml")
+    refuse(file.source, file.read_problems)
+    return file
 
 
 def test_a_good_file_parses_with_nested_attributes() -> None:
@@ -44,7 +53,7 @@ def test_a_good_file_parses_with_nested_attributes() -> None:
 )
 def test_errors_name_file_line_column_and_field(text: str, message: str) -> None:
     with pytest.raises(InvalidInputError) as caught:
-        parse_campaign_file(text, "coast.yaml")
+        read_whole(text)
     assert str(caught.value).startswith(message), str(caught.value)
 
 
@@ -70,3 +79,33 @@ def test_a_file_out_of_bounds_is_refused_at_its_place(text: str, message: str) -
     with pytest.raises(InvalidInputError) as caught:
         parse_campaign_file(text, "coast.yaml")
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_entries_that_break_a_rule_are_left_out_and_each_problem_kept() -> None:
+    text = GOOD.replace("type: npc", "type: dragon\n    name: Grim") + (
+        "  - {subject: Grimjaw, text: Wet., confidence: 7}\n"
+        "  - {subject: Grimjaw, text: Dry., confidence: 1, confidence: 0.5}\n"
+    )
+    file = parse_campaign_file(text, "coast.yaml")
+    found = sorted(file.read_problems, key=lambda p: (p.line or 0, p.column or 0))
+    assert [str(p) for p in found] == [
+        "coast.yaml:4:11: entities[0].type: Input should be 'npc', 'player', 'location', "
+        "'item', 'faction', 'event', 'quest' or 'concept'",
+        "coast.yaml:5:5: entities[0].name: the key 'name' is given twice in this mapping.",
+        "coast.yaml:13:48: facts[1].confidence: Input should be less than or equal to 1",
+        "coast.yaml:14:51: facts[2].confidence: the key 'confidence' is given twice in this "
+        "mapping.",
+    ]
+    assert [f.text for f in file.facts] == ["Grimjaw hates rain.", "Dry."]
+    assert file.entities == () and file.is_unchecked("grim")
+    # positions are as written, though an entry before them was left out
+    assert str(file.problem(("facts", 1, "text"), "x")) == "coast.yaml:14:30: facts[2].text: x"
+
+
+def test_json_indented_with_tabs_reads_with_its_columns() -> None:
+    text = '{\n\t"entities": [\n\t\t{"name": "Ana", "type": "elf"}\n\t]\n}\n'
+    file = parse_campaign_file(text, "coast.json")
+    assert [str(p) for p in file.read_problems] == [
+        "coast.json:3:27: entities[0].type: Input should be 'npc', 'player', 'location', "
+        "'item', 'faction', 'event', 'quest' or 'concept'"
+    ]

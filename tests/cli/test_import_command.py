@@ -59,7 +59,7 @@ def test_a_roll20_campaign_through_review_and_csv_accepted(glyphoxa: Cli) -> Non
     names = {e["name"] for e in json.loads(cli("entity", "list", "--json"))}
     assert {"Captain Ysolde", "Lyra", "Wanted Poster", "Wendrith", "Tide Sisters"} <= names
     broken = glyphoxa("import", "csv", str(FIXTURES / "broken.csv"))
-    assert broken.returncode == 2 and "broken.csv:3:2: type 'city' is not one of" in broken.stderr
+    assert broken.returncode == 2 and "broken.csv:3:10: type: 'city' is not one of" in broken.stderr
 
 
 def test_a_foundry_world_nested_too_deep_is_refused_and_nothing_is_held(
@@ -72,4 +72,21 @@ def test_a_foundry_world_nested_too_deep_is_refused_and_nothing_is_held(
     result = glyphoxa("import", "foundry", str(world), "--campaign", "salt")
     assert result.returncode == 2
     assert result.stderr == f"glyphoxa-mcp: error: {world}:2:125: nested deeper than 100 levels.\n"
+    assert json.loads(glyphoxa("status", "--json").stdout)["campaigns"] == []
+
+
+def test_a_csv_with_several_mistakes_is_reported_whole_and_nothing_is_held(
+    tmp_path: Path, glyphoxa: Cli
+) -> None:
+    sheet = tmp_path / "people.csv"
+    sheet.write_text("name,type,id\nWendrith,npc,wen\nSaltmere,city,\nTolla,npc,wen\n,npc,\n")
+    result = glyphoxa("import", "csv", str(sheet), "--campaign", "salt")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"glyphoxa-mcp: error: {sheet} has 3 problems; nothing was stored:",
+        f"{sheet}:3:10: type: 'city' is not one of: npc, player, location, item, faction, event, "
+        "quest, concept.",
+        f"{sheet}:4:11: id: the id 'wen' is already given on line 2.",
+        f"{sheet}:5:1: name: the name is blank.",
+    ]
     assert json.loads(glyphoxa("status", "--json").stdout)["campaigns"] == []

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from glyphoxa_mcp.bounded_input import load_json
 from glyphoxa_mcp.campaign.vtt.common import (
-    Ids,
+    ExportReader,
     ImportResult,
-    add_entity,
     compact_attributes,
     dig,
-    documents,
     html_to_text,
     listed,
 )
@@ -33,9 +30,8 @@ CARRIED = {"weapon", "equipment", "consumable", "tool", "loot", "backpack", "con
 
 
 def parse_foundry(text: str, source: str = "foundry world") -> ImportResult:
-    data = load_json(text, source)
-    ids, result = Ids(), ImportResult()
-    for actor in documents(data, "actors", source):
+    export = ExportReader(text, source)
+    for i, actor in export.documents("actors"):
         kind = ACTOR_TYPES.get(str(actor.get("type")), EntityType.NPC)
         owned = [
             i for i in listed(actor.get("items")) if isinstance(i, dict) and _text(i.get("name"))
@@ -50,27 +46,28 @@ def parse_foundry(text: str, source: str = "foundry world") -> ImportResult:
                 "inventory": [i["name"] for i in owned if str(i.get("type")) in CARRIED],
             }
         )
-        add_entity(result, ids, actor, kind, attributes, "_id")
-    for item in documents(data, "items", source):
+        export.add("actors", i, actor, kind, attributes, "_id")
+    for i, item in export.documents("items"):
         attributes = compact_attributes(
             {
                 "item_type": item.get("type"),
                 "description": html_to_text(dig(item, "system", "description", "value")),
             }
         )
-        add_entity(result, ids, item, EntityType.ITEM, attributes, "_id")
-    for scene in documents(data, "scenes", source):
-        name = scene.get("navName") or scene["name"]
+        export.add("items", i, item, EntityType.ITEM, attributes, "_id")
+    for i, scene in export.documents("scenes"):
+        # the name a scene shows in the navigation bar, not its file name
+        name_field = "navName" if scene.get("navName") else "name"
         attributes = compact_attributes({"description": html_to_text(scene.get("description"))})
-        add_entity(result, ids, scene | {"name": name}, EntityType.LOCATION, attributes, "_id")
-    for entry in documents(data, "journal", source):
+        export.add("scenes", i, scene, EntityType.LOCATION, attributes, "_id", name_field)
+    for i, entry in export.documents("journal"):
         pages = [p for p in listed(entry.get("pages")) if isinstance(p, dict)]
         texts = [html_to_text(dig(p, "text", "content")) for p in pages] or [
             html_to_text(entry.get("content"))
         ]
         attributes = compact_attributes({"lore_text": "\n\n".join(t for t in texts if t)})
-        add_entity(result, ids, entry, EntityType.CONCEPT, attributes, "_id")
-    return result
+        export.add("journal", i, entry, EntityType.CONCEPT, attributes, "_id")
+    return export.finish()
 
 
 def _text(value: Any) -> str | None:

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from glyphoxa_mcp.bounded_input import load_json
 from glyphoxa_mcp.campaign.vtt.common import (
-    Ids,
+    ExportReader,
     ImportResult,
-    add_entity,
     compact_attributes,
-    documents,
     html_to_text,
 )
 from glyphoxa_mcp.domain.vocabulary import EntityType
@@ -24,10 +21,9 @@ SHEET_ATTRIBUTES = ("class", "race", "level", "alignment", "background", "npc_ty
 
 
 def parse_roll20(text: str, source: str = "roll20 campaign") -> ImportResult:
-    data = load_json(text, source)
-    ids, result = Ids(), ImportResult()
+    export = ExportReader(text, source)
     gm_notes = 0
-    for character in documents(data, "characters", source):
+    for i, character in export.documents("characters"):
         controlled = str(character.get("controlledby") or "").strip()
         kind = EntityType.PLAYER if controlled and controlled != "all" else EntityType.NPC
         sheet = _sheet(character.get("attribs", []))
@@ -38,17 +34,17 @@ def parse_roll20(text: str, source: str = "roll20 campaign") -> ImportResult:
             }
         )
         gm_notes += bool(html_to_text(character.get("gmnotes")))
-        add_entity(result, ids, character, kind, attributes, "id")
-    for handout in documents(data, "handouts", source):
+        export.add("characters", i, character, kind, attributes, "id")
+    for i, handout in export.documents("handouts"):
         attributes = compact_attributes({"lore_text": html_to_text(handout.get("notes"))})
         gm_notes += bool(html_to_text(handout.get("gmnotes")))
-        add_entity(result, ids, handout, EntityType.CONCEPT, attributes, "id")
+        export.add("handouts", i, handout, EntityType.CONCEPT, attributes, "id")
     if gm_notes:
-        result.notes.append(
+        export.result.notes.append(
             f"{gm_notes} GM notes were not imported: add what NPCs may know as facts "
             "(fact add ... --secret --known-by ...)."
         )
-    return result
+    return export.finish()
 
 
 def _sheet(attribs: Any) -> dict[str, Any]:
