@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from glyphoxa_mcp.bounded_input import load_json
-from glyphoxa_mcp.domain.summaries import render_summary
+from glyphoxa_mcp.domain.session_summaries import render_summary
 from glyphoxa_mcp.errors import ConfigurationError, InvalidInputError
 from glyphoxa_mcp.evaluation.locomo import Conversation, parse_locomo, turn_times
 from glyphoxa_mcp.pipeline.summary import WORD_BUDGET, Sentence, sentences_of, summary_parts

@@ -18,7 +18,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id
 from glyphoxa_mcp.domain.models import Entry, Session, Visibility
 from glyphoxa_mcp.domain.reports import LinesMarked, SessionMarked
-from glyphoxa_mcp.domain.summaries import render_summary
+from glyphoxa_mcp.domain.session_summaries import render_summary
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.pipeline.dm_summary import set_episode_summary
 from glyphoxa_mcp.pipeline.summary import summarise

@@ -19,7 +19,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id, episode_name
 from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
 from glyphoxa_mcp.domain.reports import EndReport, ExtractionReport
-from glyphoxa_mcp.domain.summaries import SummaryPart, render_summary
+from glyphoxa_mcp.domain.session_summaries import SummaryPart, render_summary
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.pipeline.extraction import extract_session

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from glyphoxa_mcp.domain.models import Entry
 from glyphoxa_mcp.domain.scenes import Scene, scene_of
-from glyphoxa_mcp.domain.summaries import SummaryPart
+from glyphoxa_mcp.domain.session_summaries import SummaryPart
 from glyphoxa_mcp.providers.chat import ChatModel
 
 LINES_PER_REQUEST = 300

@@ -26,7 +26,7 @@ from typing import Protocol
 import numpy as np
 
 from glyphoxa_mcp.domain.scenes import Scene, scene_of
-from glyphoxa_mcp.domain.summaries import SummaryPart
+from glyphoxa_mcp.domain.session_summaries import SummaryPart
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
 
@@ -265,8 +265,7 @@ def _setting(
         for i in (scene.present if scene else ())
         if names_of.get(i, i) not in speakers
     ]
-    spoke = "spoke" if len(speakers) > 1 else "spoke alone"
-    text = f"{when}{where}{title}, {_listed(speakers)} {spoke}"
+    text = f"{when}{where}{title}, {_listed(speakers)} spoke"
     if present:
         text += f"; {_listed(present)} {'was' if len(present) == 1 else 'were'} there too"
     return text + "."
@@ -549,6 +548,8 @@ def _topical(word: str) -> bool:
         and word not in COMMANDS
         and word not in INTERJECTIONS
         and not word.endswith(("ed", "ing"))
+        and word.removesuffix("s") not in COMMANDS
+        and word.removesuffix("es") not in COMMANDS
     )
 
 

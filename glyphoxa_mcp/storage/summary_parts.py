@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
-from glyphoxa_mcp.domain.summaries import SummaryPart
+from glyphoxa_mcp.domain.session_summaries import SummaryPart
 
 DELETE_PARTS = "DELETE FROM summary_parts WHERE campaign_id = $1 AND session_id = $2"
 INSERT_PART = """

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from glyphoxa_mcp.domain.models import Entity, Entry, Visibility
 from glyphoxa_mcp.domain.scenes import Scene
-from glyphoxa_mcp.domain.summaries import render_summary
+from glyphoxa_mcp.domain.session_summaries import render_summary
 from glyphoxa_mcp.pipeline.summary import (
     NOTHING_SAID,
     Sentence,
