@@ -20,6 +20,7 @@ from tests.conftest import PostgresForTests, _create_database, _drop_database
 EXPECTED_TABLES = {
     "campaigns",
     "scenes",
+    "summary_parts",
     "sessions",
     "session_entries",
     "chunks",
