@@ -1,8 +1,10 @@
-"""`eval locomo FILE`: evidence recall of session search on a LoCoMo-format file."""
+"""`eval locomo FILE`: evidence recall of session search on a LoCoMo-format file; `eval
+summaries FILE`: the offline session summary against its reference summaries."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +18,7 @@ from glyphoxa_mcp.cli.options import (
     env_option,
 )
 from glyphoxa_mcp.cli.output import print_table
+from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.evaluation.locomo import parse_locomo
 from glyphoxa_mcp.evaluation.recall import KS
 
@@ -61,6 +64,25 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_embedder_options(locomo)
     locomo.set_defaults(run=run_locomo)
+    summaries = benchmarks.add_parser(
+        "summaries",
+        help="the offline session summary against a LoCoMo file's reference summaries",
+        description="Summarises each session of a LoCoMo-format file offline, as `session end` "
+        "does without an LLM, and scores it against the file's session_summary with ROUGE-1, "
+        "ROUGE-2 and ROUGE-L F1 (rouge-score, stemmed) and the share of the reference's names "
+        "it holds, beside four extractive baselines cut to the same length (lead, LexRank, "
+        "TextRank, LSA); per conversation, with the spread across them. Needs no database; "
+        "scoring needs the eval extra: pip install 'glyphoxa-mcp[eval]'.",
+    )
+    summaries.add_argument("file", type=Path, help="a LoCoMo JSON file with session_summary")
+    summaries.add_argument(
+        "--json",
+        type=Path,
+        metavar="OUT",
+        help='also write every session\'s summary to OUT as {"sessions": [{"conversation", '
+        '"session", "summary"}, ...]}, beside the scores',
+    )
+    summaries.set_defaults(run=run_summaries)
 
 
 async def run_locomo(args: argparse.Namespace) -> int:
@@ -145,6 +167,61 @@ def _print_generalisation(report: LocomoReport) -> None:
             for fold in report.folds
         ],
     )
+
+
+async def run_summaries(args: argparse.Namespace) -> int:
+    from glyphoxa_mcp.evaluation.summaries import evaluate
+    from glyphoxa_mcp.providers.embeddings import offline_embedder
+    from glyphoxa_mcp.providers.wordllama_embedder import DIMENSION
+
+    report = await evaluate(read_text(args.file), str(args.file), offline_embedder(DIMENSION))
+    if args.json is not None:
+        written = {"sessions": report.summaries, "scores": report.model_dump(exclude={"summaries"})}
+        try:
+            args.json.write_text(json.dumps(written, indent=2, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            raise InvalidInputError(f"--json {args.json}: cannot be written ({exc}).") from None
+    print(
+        f"Session summaries: {report.dataset}\n{report.sessions} sessions with a reference "
+        f"summary; ours {report.mean_words:.0f} words on average (budget {report.word_budget}), "
+        f"every baseline cut to the same length; embedder {report.embedder}.\n"
+    )
+    print_table(
+        ["method", "ROUGE-1", "ROUGE-2", "ROUGE-L", "names held"],
+        [
+            [m.method, f"{m.rouge1:.3f}", f"{m.rouge2:.3f}", f"{m.rougeL:.3f}", f"{m.names:.3f}"]
+            for m in report.overall
+        ],
+    )
+    print("\nPer conversation (ROUGE-L / names held):")
+    methods = [m.method for m in report.overall]
+    print_table(
+        ["conversation", "sessions", *methods],
+        [
+            [c.conversation, c.sessions, *(f"{m.rougeL:.3f} / {m.names:.3f}" for m in c.methods)]
+            for c in report.conversations
+        ],
+    )
+    print("\nSpread across conversations:")
+    print_table(
+        ["method", "metric", "mean", "lowest", "highest", "stdev"],
+        [
+            [
+                s.method,
+                s.metric,
+                f"{s.mean:.3f}",
+                f"{s.lowest:.3f}",
+                f"{s.highest:.3f}",
+                f"{s.stdev:.3f}",
+            ]
+            for s in report.spread
+        ],
+    )
+    print(
+        f"\nSummarising took {report.summarise_ms_per_session:.1f} ms a session "
+        "(embedding its sentences included)."
+    )
+    return 0
 
 
 def _progress(line: str) -> None:

@@ -18,9 +18,11 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id
 from glyphoxa_mcp.domain.models import Entry, Session, Visibility
 from glyphoxa_mcp.domain.reports import LinesMarked, SessionMarked
+from glyphoxa_mcp.domain.session_summaries import render_summary
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.pipeline.dm_summary import set_episode_summary
-from glyphoxa_mcp.pipeline.summary import extractive_summary
+from glyphoxa_mcp.pipeline.summary import summarise
+from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
@@ -46,19 +48,28 @@ async def mark_lines(
 
 async def _rewrite_summary(memory: CampaignMemory, session: Session) -> None:
     readable = [e for e in await memory.log.entries(session.id) if not e.dm_only]
-    summary = await offline_summary(memory, session.id, readable)
+    summary = await write_offline_summary(memory, session.id, readable)
     was_llm = session.summary_source == "llm" or session.llm_pending
     await memory.sessions.set_summary(session.id, summary, "extractive", llm_pending=was_llm)
     await set_episode_summary(memory, session.id, summary)
 
 
-async def offline_summary(memory: CampaignMemory, session_id: str, entries: Sequence[Entry]) -> str:
-    """The extractive summary of `entries`, naming the campaign's entities (not the
-    session's own episode)."""
+async def write_offline_summary(
+    memory: CampaignMemory,
+    session_id: str,
+    entries: Sequence[Entry],
+    embedder: Embedder | None = None,
+) -> str:
+    """The offline summary of `entries` (naming the campaign's entities, not the session's
+    own episode), its parts stored; the text returned for the caller to store with its
+    source. Without an `embedder`, its sentences are weighed by their words."""
     known = [e for e in await memory.queries.entity_names() if e.id != episode_id(session_id)]
-    return extractive_summary(
-        entries, NamePattern.of_entities(known), {e.id: e.name for e in known}
+    scenes = await memory.scenes.of_session(session_id)
+    parts = await summarise(
+        entries, scenes, embedder, NamePattern.of_entities(known), {e.id: e.name for e in known}
     )
+    await memory.summary_parts.replace(session_id, parts)
+    return render_summary(parts)
 
 
 async def mark_session(

@@ -28,6 +28,8 @@ async def write_dm_summary(db: Database, campaign_id: str, session_id: str, text
     async with db.transaction() as tx:
         memory = CampaignMemory(tx, campaign_id)
         session = await memory.sessions.set_summary(session_id, summary, "dm")
+        # The DM's summary is one whole: the parts made from the lines no longer tell it.
+        await memory.summary_parts.replace(session_id, [])
         await set_episode_summary(memory, session_id, summary)
     return session
 

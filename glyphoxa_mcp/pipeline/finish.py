@@ -2,7 +2,8 @@
 
 With an LLM, names are corrected in two stages, what the session added is extracted into the
 graph (the lines extraction during play has not read yet), and the summary is written by the
-model. Offline, the summary is extractive and the episode links the known entities that
+model, a part per scene. Offline, the summary is chosen from the lines and retold
+(pipeline/summary.py), a part per scene too, and the episode links the known entities that
 spoke or were named (no facts are invented). When the LLM cannot be reached, the session
 ends the offline way, marked for `session end --retry-llm`. The session's temporary facts
 are cleared. Running it again updates the same summary and episode.
@@ -19,13 +20,14 @@ from glyphoxa_mcp.domain.episodes import episode_id, episode_name
 from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
 from glyphoxa_mcp.domain.reports import EndReport, ExtractionReport
+from glyphoxa_mcp.domain.session_summaries import SummaryPart, render_summary
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.pipeline.extraction import extract_session
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.pipeline.llm_summary import llm_summary
 from glyphoxa_mcp.pipeline.process import process_session
-from glyphoxa_mcp.pipeline.summary import extractive_summary
+from glyphoxa_mcp.pipeline.summary import summarise
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
@@ -60,7 +62,7 @@ async def end_session(
     # extraction), as every NPC may read those.
     entries = [e for e in await memory.log.entries(session_id) if not e.dm_only]
     extraction: ExtractionReport | None = None
-    summary: str | None = None
+    parts: list[SummaryPart] | None = None
     unreachable: str | None = None
     if chat is not None:
         try:
@@ -68,18 +70,26 @@ async def end_session(
             extraction = await extract_session(
                 memory, chat, session_id, unread, review_threshold, embedder=embedder
             )
-            summary = await llm_summary(chat, session.title or session_id, entries)
+        except ProviderError as exc:
+            unreachable = str(exc)
+    known = [e for e in await memory.queries.entity_names() if e.id != episode_id(session_id)]
+    known_ids = {e.id for e in known}
+    names_of = {e.id: e.name for e in known}
+    pattern = NamePattern.of_entities(known)
+    scenes = await memory.scenes.of_session(session_id)
+    if chat is not None and unreachable is None:
+        try:
+            title = session.title or session_id
+            parts = await llm_summary(chat, title, entries, scenes, names_of)
         except ProviderError as exc:
             unreachable = str(exc)
         if unreachable is None and processed.llm_failures:
             unreachable = f"{processed.llm_failures} lines could not be checked by the LLM"
-    known = [e for e in await memory.queries.entity_names() if e.id != episode_id(session_id)]
-    known_ids = {e.id for e in known}
-    pattern = NamePattern.of_entities(known)
     summary_source: Literal["llm", "extractive"] = "llm"
-    if summary is None:
-        summary = extractive_summary(entries, pattern, {e.id: e.name for e in known})
+    if parts is None:
+        parts = await summarise(entries, scenes, embedder, pattern, names_of)
         summary_source = "extractive"
+    summary = render_summary(parts)
     end = ended_at or (entries[-1].spoken_at if entries else datetime.now(UTC))
     said = " ".join(e.text for e in entries)
     spoke = " ".join(e.speaker_name for e in entries)
@@ -97,6 +107,7 @@ async def end_session(
         await writing.sessions.set_summary(
             session_id, summary, summary_source, llm_pending=unreachable is not None
         )
+        await writing.summary_parts.replace(session_id, parts)
         cleared = await writing.session_facts.clear(session_id)
         episode = await writing.graph.upsert_entity(
             NewEntity(

@@ -16,7 +16,7 @@ from typing import Literal
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.reports import LineForgotten
 from glyphoxa_mcp.errors import GlyphoxaError
-from glyphoxa_mcp.pipeline.dm_only import offline_summary
+from glyphoxa_mcp.pipeline.dm_only import write_offline_summary
 from glyphoxa_mcp.pipeline.dm_summary import set_episode_summary
 from glyphoxa_mcp.pipeline.process import index_passages
 from glyphoxa_mcp.providers.embeddings import Embedder
@@ -31,7 +31,7 @@ async def forget_line(
     async with db.transaction() as tx:
         removed = await remove_line(tx, campaign_id, entry_id)
         summary, llm_pending = await _review_summary(
-            CampaignMemory(tx, campaign_id), removed.session_id
+            CampaignMemory(tx, campaign_id), removed.session_id, embedder
         )
     memory = CampaignMemory(db, campaign_id)
     added, pending = 0, None
@@ -53,7 +53,7 @@ async def forget_line(
 
 
 async def _review_summary(
-    memory: CampaignMemory, session_id: str
+    memory: CampaignMemory, session_id: str, embedder: Embedder
 ) -> tuple[Literal["rewritten", "kept", "none"], bool]:
     session = await memory.sessions.get(session_id)
     if session.summary is None:
@@ -63,7 +63,7 @@ async def _review_summary(
     if session.summary_source != "dm":
         # As `session end` makes it offline: what the DM keeps to themselves left out.
         readable = [e for e in await memory.log.entries(session_id) if not e.dm_only]
-        text = await offline_summary(memory, session_id, readable)
+        text = await write_offline_summary(memory, session_id, readable, embedder)
         llm_pending = llm_pending or session.summary_source == "llm"
         await memory.sessions.set_summary(session_id, text, "extractive", llm_pending=llm_pending)
         await set_episode_summary(memory, session_id, text)

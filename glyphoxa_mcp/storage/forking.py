@@ -13,7 +13,8 @@ table of the schema, so a table added later must say how it is forked.
 Forking as the memory stood after session S (`at_session`): the sessions are ordered as
 `session list` orders them, and the cut is the moment the first session after S was
 created (its row: `session.start`, `record`, `ingest`). The branch keeps
-- the sessions up to S, with their lines, passages, summaries and session facts;
+- the sessions up to S, with their lines, passages, summaries (and their parts) and session
+  facts;
 - the facts and relationships learned in those sessions, and of those learned in no
   session (the DM's, an import's) the ones stored before the cut; none learned in a later
   session;
@@ -62,6 +63,7 @@ FORKED_TABLES = {
     "session_chunk_entities": "counted again from the copied passages",
     "session_facts": "copied with their sessions",
     "scenes": "copied with their sessions; an entity the branch leaves out is not named in them",
+    "summary_parts": "copied with their sessions",
     "entities": "copied, but for those only later sessions know",
     "relationships": "copied, but for those learned later",
     "facts": "copied with their history, as current at the fork point",
@@ -304,6 +306,12 @@ def copies(partial: bool) -> tuple[Copy, ...]:
                     f"WHERE p {IN_FORK} ORDER BY n)"
                 ),
             },
+        ),
+        Copy(
+            "summary_parts",
+            "summary_parts x",
+            f"x.campaign_id = $1 AND x.session_id IN {KEPT_SESSIONS}",
+            NEW_CAMPAIGN,
         ),
         Copy(
             "session_facts",

@@ -16,6 +16,7 @@ from glyphoxa_mcp.storage.semantic_index import SemanticIndex
 from glyphoxa_mcp.storage.session_facts import SessionFacts
 from glyphoxa_mcp.storage.session_log import SessionLog
 from glyphoxa_mcp.storage.session_scenes import Scenes
+from glyphoxa_mcp.storage.summary_parts import SummaryParts
 from glyphoxa_mcp.storage.versioned_cache import ENTITY_VERSION, KNOWLEDGE_VERSION, VersionedCache
 
 
@@ -29,6 +30,7 @@ class CampaignMemory:
         self.sessions = Sessions(db, campaign_id)
         self.log = SessionLog(db, campaign_id)
         self.scenes = Scenes(db, campaign_id)
+        self.summary_parts = SummaryParts(db, campaign_id)
         self.session_facts = SessionFacts(db, campaign_id)
         self.index = SemanticIndex(db, campaign_id)
         self.graph = KnowledgeGraph(db, campaign_id)

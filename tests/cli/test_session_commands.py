@@ -110,7 +110,9 @@ def test_with_a_base_url_session_end_uses_the_llm_and_no_llm_stays_offline(
     def answer(body: dict) -> str:
         system = body["messages"][0]["content"]
         if "summarise" in system:
-            return json.dumps({"summary": "The party took the job at the Red Kettle."})
+            return json.dumps(
+                {"happened": "The party took the job at the Red Kettle.", "gist": "A job."}
+            )
         if "adds to the" in system:
             return json.dumps({"entities": [], "relationships": [], "facts": []})
         return json.dumps({"corrected": "", "corrections": []})
@@ -161,7 +163,7 @@ def test_session_end_says_when_the_llm_is_down_and_retry_llm_finishes_the_job(
 
     def answer(body: dict) -> str:
         if "summarise" in body["messages"][0]["content"]:
-            return json.dumps({"summary": "The party took the job."})
+            return json.dumps({"happened": "The party took the job.", "gist": "A job."})
         if "adds to the" in body["messages"][0]["content"]:
             return json.dumps({"entities": [], "relationships": [], "facts": []})
         return json.dumps({"corrected": "", "corrections": []})

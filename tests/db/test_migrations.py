@@ -21,6 +21,7 @@ EXPECTED_TABLES = {
     "campaigns",
     "scenes",
     "session_npcs",
+    "summary_parts",
     "sessions",
     "session_entries",
     "chunks",

@@ -68,11 +68,12 @@ EXTRACTED = {
     ],
 }
 SUMMARY = {
-    "summary": "Grimjaw gave the party a letter for the ferryman.",
-    "decisions": [],
+    "where_and_who": "Grimjaw met Kael.",
+    "happened": "Grimjaw gave the party a letter for the ferryman.",
+    "decided": [],
+    "promised": ["The party swore to deliver the letter by dawn."],
     "revealed": ["Osric works for the Town Watch."],
-    "promises": ["The party swore to deliver the letter by dawn."],
-    "outcomes": [],
+    "gist": "Grimjaw sent the party to the ferryman with a letter.",
 }
 
 
@@ -112,12 +113,16 @@ async def test_an_llm_extracts_into_the_graph_with_provenance_and_writes_the_sum
         report = await end_session(db384, "ashfall", "s1", offline_embedder, chat=model)
     assert report.summary_source == "llm"
     assert report.summary.splitlines() == [
+        "Grimjaw met Kael.",
         "Grimjaw gave the party a letter for the ferryman.",
+        "Promised:",
+        "- The party swore to deliver the letter by dawn.",
         "Revealed:",
         "- Osric works for the Town Watch.",
-        "Promises:",
-        "- The party swore to deliver the letter by dawn.",
     ]
+    (part,) = await semantic_memory.summary_parts.parts_of("s1")
+    assert (part.scene_started_at, part.text) == (None, report.summary)
+    assert part.gist == "Grimjaw sent the party to the ferryman with a letter."
     extraction = report.extraction
     assert extraction is not None
     assert (extraction.entities_added, extraction.entities_held) == (("osric",), ("the-letter",))
@@ -166,7 +171,10 @@ async def test_an_unusable_reply_falls_back_to_the_offline_path(
         model = ChatModel(ChatSettings(base_url=fake.base_url))
         report = await end_session(db384, "ashfall", "s1", offline_embedder, chat=model)
     assert report.summary_source == "extractive"
-    assert report.summary.startswith("Speaking: DM, Kael.")  # the extractive summary
+    # The offline summary, in its parts.
+    assert report.summary.startswith("On 1 March 2026, Kael spoke.")
+    (part,) = await semantic_memory.summary_parts.parts_of("s1")
+    assert part.text == report.summary and part.gist.startswith("Kael spoke")
     assert report.extraction is not None and report.extraction.entities_added == ()
     # Only the session's episode is new: nothing was invented.
     assert len(await semantic_memory.graph.find_entities(limit=1000)) == before + 1
