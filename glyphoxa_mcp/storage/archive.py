@@ -35,7 +35,15 @@ import gzip
 import json
 import re
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -401,7 +409,9 @@ def gzip_member_header() -> bytes:
     return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
 
 
-async def archive_bytes(lines: AsyncIterator[str], chunk: int = 1 << 16) -> AsyncIterator[bytes]:
+async def archive_bytes(
+    lines: AsyncIterator[str], chunk: int = 1 << 16
+) -> AsyncGenerator[bytes, None]:
     """`lines` gzip'd, as pieces of about `chunk` bytes."""
     deflate = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
     crc, size, pending = 0, 0, [gzip_member_header()]

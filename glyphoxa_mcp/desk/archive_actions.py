@@ -1,0 +1,54 @@
+"""Taking a campaign along: its archive written (`campaign export`, the desk's download) and
+restored (`campaign import`), storage/archive.py; docs/reference/campaign-archive.md."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.pipeline.fact_embedding import embed_new
+from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings, make_embedder
+from glyphoxa_mcp.storage import archive
+from glyphoxa_mcp.storage.archive import ArchiveSummary
+
+
+def export_campaign(db: Database, campaign_id: str) -> AsyncGenerator[bytes, None]:
+    """The campaign's archive, gzip'd, a piece at a time (read on one snapshot)."""
+    return archive.archive_bytes(archive.archive_lines(db, campaign_id))
+
+
+def archive_file_name(campaign_id: str) -> str:
+    """The name an archive is offered under."""
+    return f"{campaign_id}{archive.ARCHIVE_SUFFIX}"
+
+
+async def import_campaign(
+    db: Database,
+    path: str,
+    *,
+    as_id: str | None = None,
+    embedding: EmbeddingSettings | None = None,
+) -> ArchiveSummary:
+    """Restore the archive at `path` as a new campaign (its own id, or `as_id`), in one
+    transaction. When its vectors are another model's than this database's, the configured
+    embedder (`embedding`) makes them again: the passages' and lore's in the transaction,
+    the facts' and relationships' right after it, as `backfill-embeddings` would."""
+    embedder = _configured(db, embedding)
+    imported = await archive.import_archive(
+        db, archive.read_archive(path), source=path, as_id=as_id, embedder=embedder
+    )
+    if imported.vectors_made_again:
+        await embed_new(db, embedder, imported.campaign_id)
+    return imported
+
+
+def _configured(db: Database, embedding: EmbeddingSettings | None) -> Embedder | None:
+    """The configured embedder for this database's vectors; None when none is configured or
+    it cannot make them (the import says so if it needs one)."""
+    if embedding is None:
+        return None
+    try:
+        return make_embedder(embedding, db.embedding_dim)
+    except ConfigurationError:
+        return None
