@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.errors import ConfigurationError
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings, make_embedder
 from glyphoxa_mcp.storage import archive
@@ -34,21 +33,23 @@ async def import_campaign(
     transaction. When its vectors are another model's than this database's, the configured
     embedder (`embedding`) makes them again: the passages' and lore's in the transaction,
     the facts' and relationships' right after it, as `backfill-embeddings` would."""
-    embedder = _configured(db, embedding)
+    configured = _Configured(db, embedding) if embedding is not None else None
     imported = await archive.import_archive(
-        db, archive.read_archive(path), source=path, as_id=as_id, embedder=embedder
+        db, archive.read_archive(path), source=path, as_id=as_id, embedder=configured
     )
-    if imported.vectors_made_again:
-        await embed_new(db, embedder, imported.campaign_id)
+    if imported.vectors_made_again and configured is not None:
+        await embed_new(db, configured(), imported.campaign_id)
     return imported
 
 
-def _configured(db: Database, embedding: EmbeddingSettings | None) -> Embedder | None:
-    """The configured embedder for this database's vectors; None when none is configured or
-    it cannot make them (the import says so if it needs one)."""
-    if embedding is None:
-        return None
-    try:
-        return make_embedder(embedding, db.embedding_dim)
-    except ConfigurationError:
-        return None
+class _Configured:
+    """The configured embedder, made (its model loaded) when first asked for."""
+
+    def __init__(self, db: Database, settings: EmbeddingSettings) -> None:
+        self.db, self.settings = db, settings
+        self._made: Embedder | None = None
+
+    def __call__(self) -> Embedder:
+        if self._made is None:
+            self._made = make_embedder(self.settings, self.db.embedding_dim)
+        return self._made

@@ -675,11 +675,13 @@ async def _make_vectors_again(
         after = rows[-1]["ord"]
 
 
-def _keeps_vectors(header: Header, db: Database, target_model: str | None) -> bool:
+def _keeps_vectors(header: Header, db: Database, recorded: str | None) -> bool:
     """Whether the archive's vectors are this database's model's: the same width, and the
-    same model as the one recorded here (or configured, when none is yet)."""
+    same model as the one recorded here, if one is. An archive naming no model comes from a
+    database no server embedded for (its vectors were loaded, as the bench's are): the width
+    is all there is to check."""
     return header.dimension == db.embedding_dim and (
-        target_model is None or target_model == header.model
+        header.model is None or recorded is None or recorded == header.model
     )
 
 
@@ -689,11 +691,12 @@ async def import_archive(
     *,
     source: str,
     as_id: str | None = None,
-    embedder: Embedder | None = None,
+    embedder: Callable[[], Embedder] | None = None,
 ) -> ArchiveSummary:
     """Restore the archive (`lines`, read from `source`) as a new campaign, its own id or
-    `as_id`, in one transaction. `embedder`: the configured one, to make the vectors again
-    when the archive's are of another model than this database's (required then)."""
+    `as_id`, in one transaction. `embedder` makes the configured embedder, called only when
+    the archive's vectors are another model's than this database's, to make them again.
+    A database with no model recorded yet takes the archive's vectors and its model."""
     numbered = enumerate(lines, start=1)
     first = next(numbered, None)
     if first is None:
@@ -708,16 +711,17 @@ async def import_archive(
         )
     with driver_errors("read the database's embedding model"):
         recorded = await db.pool.fetchval(SELECT_MODEL)
-    target_model = recorded or (embedder.model if embedder else None)
-    keep = _keeps_vectors(header, db, target_model)
+    keep = _keeps_vectors(header, db, recorded)
+    made_by: Embedder | None = None
     if not keep:
         if embedder is None:
             raise ConfigurationError(
                 f"The archive's vectors were made by {header.model!r} "
-                f"({header.dimension} dimensions), this database's by {target_model!r} "
+                f"({header.dimension} dimensions), this database's by {recorded!r} "
                 f"({db.embedding_dim}): configure the embedder to make them again with."
             )
-        await check_embedding_model(db, embedder.model)
+        made_by = embedder()
+        await check_embedding_model(db, made_by.model)
     with driver_errors(f"import campaign {campaign_id!r}"):
         async with db.pool.acquire() as conn, conn.transaction():
             if await conn.fetchval(SELECT_EXISTS, campaign_id):
@@ -730,17 +734,17 @@ async def import_archive(
             stager = _Stager(conn)
             await stager.start(header.tables)
             await _stage(stager, numbered, header, source)
-            if not keep:
+            if made_by is not None:
                 for name, recipe in REEMBEDDINGS.items():
                     if name in header.tables:
-                        await _make_vectors_again(conn, name, recipe, embedder)  # type: ignore[arg-type]
+                        await _make_vectors_again(conn, name, recipe, made_by)
             rows = await _insert(conn, schema, header, campaign_id, blank_vectors=not keep)
             if keep and header.model is not None and recorded is None:
                 await conn.execute(RECORD_MODEL, header.model)
     return ArchiveSummary(
         campaign_id=campaign_id,
         rows=rows,
-        embedding_model=header.model if keep else (embedder.model if embedder else None),
+        embedding_model=made_by.model if made_by else (recorded or header.model),
         vectors_made_again=not keep,
     )
 

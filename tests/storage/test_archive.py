@@ -228,7 +228,7 @@ async def test_vectors_of_another_model_are_made_again(
     with pytest.raises(ConfigurationError, match="configure the embedder"):
         await import_archive(db384, lines, source="saga")
 
-    restored = await import_archive(db384, lines, source="saga", embedder=offline_embedder)
+    restored = await import_archive(db384, lines, source="saga", embedder=lambda: offline_embedder)
 
     assert restored.vectors_made_again and restored.embedding_model == offline_embedder.model
     assert await db384.pool.fetchval("SELECT model FROM embedding_model") == (
