@@ -711,6 +711,9 @@ async def import_archive(
         )
     with driver_errors("read the database's embedding model"):
         recorded = await db.pool.fetchval(SELECT_MODEL)
+        # Before an embedder is loaded; checked again in the transaction.
+        if await db.pool.fetchval(SELECT_EXISTS, campaign_id):
+            raise _exists(campaign_id)
     keep = _keeps_vectors(header, db, recorded)
     made_by: Embedder | None = None
     if not keep:
@@ -725,10 +728,7 @@ async def import_archive(
     with driver_errors(f"import campaign {campaign_id!r}"):
         async with db.pool.acquire() as conn, conn.transaction():
             if await conn.fetchval(SELECT_EXISTS, campaign_id):
-                raise ConflictError(
-                    f"Campaign {campaign_id!r} exists already; nothing was imported. Import it "
-                    "under another id with --as NEW."
-                )
+                raise _exists(campaign_id)
             schema = await read_schema(conn)
             check_fits(header, schema, source)
             stager = _Stager(conn)
@@ -746,6 +746,13 @@ async def import_archive(
         rows=rows,
         embedding_model=made_by.model if made_by else (recorded or header.model),
         vectors_made_again=not keep,
+    )
+
+
+def _exists(campaign_id: str) -> ConflictError:
+    return ConflictError(
+        f"Campaign {campaign_id!r} exists already; nothing was imported. Import it under "
+        "another id with --as NEW."
     )
 
 
