@@ -1,5 +1,6 @@
 """`campaign load FILE`, `config`, `sample`; what-if branches (`campaign fork C NEW`,
-`campaign branches C`) and `campaign delete C` (desk/campaign_actions.py)."""
+`campaign branches C`) and `campaign delete C` (desk/campaign_actions.py); `export` and
+`import` (cli/archive_commands.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from glyphoxa_mcp.bounded_input import MAX_FILE_CHARS, check_length
 from glyphoxa_mcp.campaign.sample import sample_campaign
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
+from glyphoxa_mcp.cli.archive_commands import register_archive
 from glyphoxa_mcp.cli.dm_support import add_common, campaign_desk, emit
 from glyphoxa_mcp.cli.options import (
     add_database_options,
@@ -45,7 +47,8 @@ from glyphoxa_mcp.errors import InvalidInputError
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     campaign = commands.add_parser(
-        "campaign", help="load campaign files; fork, list and delete what-if branches"
+        "campaign",
+        help="load campaign files; fork, list and delete what-if branches; export and import",
     )
     actions = campaign.add_subparsers(title="actions", metavar="ACTION", required=True)
     load = actions.add_parser(
@@ -103,6 +106,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     sample.set_defaults(run=run_sample)
     register_branches(actions)
+    register_archive(actions)
 
 
 async def run_sample(args: argparse.Namespace) -> int:

@@ -39,6 +39,7 @@ from glyphoxa_mcp.web.desk import (
 )
 from glyphoxa_mcp.web.forms import FormTokenMismatch
 from glyphoxa_mcp.web.routes import (
+    archive_download,
     as_npc,
     deleting,
     entities,
@@ -143,6 +144,7 @@ def desk_routes() -> list[BaseRoute]:
         *as_npc.ROUTES,
         *search.ROUTES,
         *deleting.ROUTES,
+        *archive_download.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
 
