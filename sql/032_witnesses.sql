@@ -245,7 +245,8 @@ WHERE glyphoxa_line_npc(campaign_id, npc_id, speaker_id) IS NOT NULL;
 -- is taught. A scene's own `word` says who heard of it (its gist, not its lines).
 ALTER TABLE facts ADD COLUMN witnesses text[], ADD COLUMN word jsonb;
 ALTER TABLE relationships ADD COLUMN witnesses text[], ADD COLUMN word jsonb;
-ALTER TABLE scenes ADD COLUMN word jsonb NOT NULL DEFAULT '{}';
+-- NULL until taught: a scene inserted with its word (an imported archive, a branch) keeps it.
+ALTER TABLE scenes ADD COLUMN word jsonb;
 
 CREATE FUNCTION glyphoxa_news_types(campaign text) RETURNS text[] LANGUAGE sql STABLE
 AS $$
@@ -313,7 +314,9 @@ $$;
 
 CREATE FUNCTION glyphoxa_scene_word() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    NEW.word := glyphoxa_word_of(NEW.campaign_id, NEW.present, NEW.location_id);
+    IF TG_OP = 'UPDATE' OR NEW.word IS NULL THEN
+        NEW.word := glyphoxa_word_of(NEW.campaign_id, NEW.present, NEW.location_id);
+    END IF;
     RETURN NEW;
 END $$;
 

@@ -30,7 +30,7 @@ def _scene(row: asyncpg.Record) -> Scene:
         location_id=row["location_id"],
         present=tuple(row["present"]),
         title=row["title"],
-        word=tuple(sorted(row["word"].items())),
+        word=tuple(sorted((row["word"] or {}).items())),
     )
 
 

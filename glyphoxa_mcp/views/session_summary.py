@@ -6,6 +6,7 @@ from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.models import Session
 from glyphoxa_mcp.domain.scenes import SceneKnown, known_scenes
+from glyphoxa_mcp.domain.session_summaries import PART_SEPARATOR, SummaryPart
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.arguments import present, quoted
@@ -43,10 +44,16 @@ async def session_summary(
     summary = redactor.redact(session.summary) if session.summary is not None else None
     scenes: list[SceneKnowledge] | None = None
     if reading.npc_id is not None and (await memory.campaign()).knowledge is Knowledge.WITNESSED:
-        known = await _known_scenes(memory, session.id, reading.npc_id)
+        known, parts = await concurrently(
+            lambda: _known_scenes(memory, session.id, reading.npc_id or ""),
+            lambda: memory.summary_parts.parts_of(session.id),
+        )
         if not all(k.witnessed for k in known):
             # Not wholly there: the session's summary would tell what it did not witness.
-            summary = None
+            # Its parts say what it may know: the scenes it was at, the gist of those it
+            # heard of (a DM's own summary has no parts: nothing of it is shown).
+            told = _told(known, parts, scope)
+            summary = redactor.redact(told) if told else None
             scenes = [_scene_view(k, scope) for k in known if k.witnessed or k.heard]
     title = session.title
     if title is not None and redactor.mentions_hidden(title):
@@ -87,6 +94,24 @@ async def _known_scenes(memory: CampaignMemory, session_id: str, npc_id: str) ->
         lambda: memory.log.spoken_by(session_id, npc_id),
     )
     return known_scenes(scenes, npc_id, spoke_at, first_line_at)
+
+
+def _told(known: list[SceneKnown], parts: list[SummaryPart], scope: Scope) -> str:
+    """What an NPC may read of a session's summary: the parts of the scenes it witnessed,
+    and of those it heard of, their gist, said to be hearsay."""
+    by_start = {part.scene_started_at: part for part in parts}
+    told = []
+    for scene in known:
+        part = by_start.get(scene.scene.started_at if scene.scene else None)
+        if part is None:
+            continue
+        if scene.witnessed:
+            told.append(part.text)
+        elif scene.heard:
+            teller = scope.by_id.get(scene.teller) if scene.teller else None
+            source = f"{teller.name} told you" if teller else "Word going around"
+            told.append(f"{source} (you were not there): {part.gist}")
+    return PART_SEPARATOR.join(told)
 
 
 def _scene_view(known: SceneKnown, scope: Scope) -> SceneKnowledge:

@@ -172,7 +172,6 @@ async def test_session_entities_come_from_every_layer(memory: CampaignMemory) ->
     from datetime import UTC, datetime
 
     from glyphoxa_mcp.domain.models import NewEntry, NewFact
-
     from glyphoxa_mcp.domain.scenes import Scene
 
     await build_village(memory)
