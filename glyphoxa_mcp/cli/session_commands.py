@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
-from glyphoxa_mcp.cli.dm_support import add_common, campaign_desk, checked_session, emit
+from glyphoxa_mcp.cli.dm_support import (
+    add_common,
+    campaign_desk,
+    checked_session,
+    chosen_campaign,
+    emit,
+)
 from glyphoxa_mcp.cli.options import (
     add_embedder_options,
     add_llm_options,
@@ -123,7 +129,7 @@ async def run_ingest(args: argparse.Namespace) -> int:
     transcript = read_transcript(read_text(args.file), str(args.file), _start(args.start))
     async with await Database.open(database_settings(args), max_size=2) as db:
         report = await ingest_transcript(
-            db, args.campaign, args.session, transcript, title=args.title
+            db, await chosen_campaign(args, db), args.session, transcript, title=args.title
         )
     emit(
         args,
@@ -139,7 +145,7 @@ async def run_process(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.app import open_app
 
     async with open_app(app_settings(args), max_connections=2) as app:
-        desk = await CampaignDesk.of(app, args.campaign)
+        desk = await CampaignDesk.of(app, await chosen_campaign(args, app.db))
         report = await process_session(
             desk, args.session, on_progress=Progress(f"embedding {args.session}")
         )
@@ -254,7 +260,7 @@ async def run_end(args: argparse.Namespace) -> int:
     if args.session is None and not args.retry_llm:
         raise InvalidInputError("Name the session to end (glyphoxa-mcp session list).")
     async with open_app(app_settings(args), max_connections=2) as app:
-        desk = await CampaignDesk.of(app, args.campaign)
+        desk = await CampaignDesk.of(app, await chosen_campaign(args, app.db))
         if args.retry_llm:
             if app.chat is None:
                 raise InvalidInputError(

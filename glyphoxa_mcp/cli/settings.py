@@ -91,8 +91,9 @@ class GeneralVariables(_Group):
     campaign: str | None = Field(
         None,
         validation_alias="GLYPHOXA_CAMPAIGN",
-        description="the campaign a command works on; unset, each command's own default "
-        "(see commands.md: `default`, `demo`, or every campaign)",
+        description="the campaign a command works on; unset, the only campaign there is "
+        "(a command refuses, naming them, when there are several), or what commands.md "
+        "says for the command (`demo`, or every campaign)",
     )
     npc: str | None = Field(
         None,

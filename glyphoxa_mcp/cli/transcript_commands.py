@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from glyphoxa_mcp.cli.dm_support import add_common, emit, parse_item
+from glyphoxa_mcp.cli.dm_support import add_common, chosen_campaign, emit, parse_item
 from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
 from glyphoxa_mcp.errors import InvalidInputError
 
@@ -41,7 +41,7 @@ async def run_forget(args: argparse.Namespace) -> int:
 
     entry_id = line_id(args.line)
     async with open_app(app_settings(args), max_connections=2) as app:
-        desk = await CampaignDesk.of(app, args.campaign)
+        desk = await CampaignDesk.of(app, await chosen_campaign(args, app.db))
         forgotten = await forget_line(desk, entry_id)
     summary = {
         "rewritten": " Its summary was written again without it and waits for review"
