@@ -129,9 +129,16 @@ class Recorder:
         started_at: datetime | None = None,
     ) -> bool:
         """Open the session (or fill in a title or an earlier start of an existing one);
-        whether it is new. Nothing stored is read back: a recorder reads nothing."""
+        whether it is new. It starts at `started_at`, or now when that is left out (a
+        session already started keeps its earlier start). Nothing stored is read back: a
+        recorder reads nothing."""
         memory = self.memory_of(campaign)
-        session = build(NewSession, id=session_id, title=title, started_at=started_at)
+        session = build(
+            NewSession,
+            id=session_id,
+            title=title,
+            started_at=started_at or datetime.now(UTC),
+        )
 
         async def write(progress: WriteProgress) -> bool:
             progress.commit_sent = True  # one statement: sent is maybe committed

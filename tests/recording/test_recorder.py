@@ -181,3 +181,18 @@ async def test_with_an_llm_a_scene_is_extracted_when_a_pause_closes_it(
     # Saying a secret again never makes it public.
     (cult,) = [r for r in await village.graph.relationships_of("vask") if r.rel_type == "MEMBER_OF"]
     assert cult.visibility.known_by == ("vask",)
+
+
+async def test_a_session_started_without_a_time_starts_now_and_keeps_an_earlier_start(
+    app: App, village: CampaignMemory
+) -> None:
+    async with recording(app) as recorder:
+        before = datetime.now(UTC)
+        await recorder.start("ashfall", "live", title="Live night")
+        started = (await village.sessions.get("live")).started_at
+        assert started is not None and before <= started <= datetime.now(UTC)
+
+        await recorder.start("ashfall", "live", started_at=START)
+        assert (await village.sessions.get("live")).started_at == START
+        await recorder.start("ashfall", "live")
+        assert (await village.sessions.get("live")).started_at == START
