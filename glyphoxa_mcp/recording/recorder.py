@@ -166,7 +166,12 @@ class Recorder:
         memory = self.memory_of(campaign)
 
         async def write(progress: WriteProgress) -> list[tuple[Entry, bool]]:
-            await self._session(memory, session_id)
+            session = await self._session(memory, session_id)
+            # A line said before the session's start (a bridge's clock behind the server's,
+            # a log replayed) moves the start back: a session never ends before it starts.
+            earliest = min(utterance.timestamp for utterance in utterances)
+            if session.started_at is None or earliest < session.started_at:
+                await memory.sessions.upsert(build(NewSession, id=session_id, started_at=earliest))
             corrector = self._correctors.for_entities(await memory.known_entities())
             entries = []
             for utterance in utterances:
