@@ -6,6 +6,7 @@ import argparse
 
 from glyphoxa_mcp.cli.dm_support import add_common, chosen_campaign, emit, parse_item
 from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError
 
 
@@ -49,12 +50,13 @@ async def run_forget(args: argparse.Namespace) -> int:
         "kept": " The DM's summary of the session is kept and waits for review.",
         "none": "",
     }[forgotten.summary]
+    held = f"{counted(forgotten.passages_removed, 'passage')} held it"
     passages = (
-        f"{forgotten.passages_removed} passages held it; {forgotten.passages_added} were cut "
-        "again from the lines left."
+        f"{held}; {forgotten.passages_added} {'was' if forgotten.passages_added == 1 else 'were'} "
+        "cut again from the lines left."
         if forgotten.passages_pending is None
-        else f"{forgotten.passages_removed} passages held it; the lines left are not indexed "
-        f"again yet ({forgotten.passages_pending}): glyphoxa-mcp process {forgotten.session_id}"
+        else f"{held}; the lines left are not indexed again yet "
+        f"({forgotten.passages_pending}): glyphoxa-mcp process {forgotten.session_id}"
     )
     emit(
         args,

@@ -19,6 +19,7 @@ from glyphoxa_mcp.domain.episodes import episode_id, episode_name
 from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
 from glyphoxa_mcp.domain.reports import EndReport, ExtractionReport
 from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.pipeline.extraction import extract_session
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new
@@ -69,7 +70,9 @@ async def end_session(
         except ProviderError as exc:
             unreachable = str(exc)
         if unreachable is None and processed.llm_failures:
-            unreachable = f"{processed.llm_failures} lines could not be checked by the LLM"
+            unreachable = (
+                f"{counted(processed.llm_failures, 'line')} could not be checked by the LLM"
+            )
     known = [e for e in await memory.queries.entity_names() if e.id != episode_id(session_id)]
     known_ids = {e.id for e in known}
     pattern = NamePattern.of_entities(known)

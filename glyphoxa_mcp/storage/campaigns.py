@@ -11,6 +11,7 @@ import asyncpg
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import Campaign, NewSession, Session, build
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 
 CAMPAIGN_COLUMNS = "id, name, created_at, review_threshold"
@@ -221,9 +222,12 @@ class Sessions:
                 SELECT_FINISHED_SESSION, self.campaign_id, sessions_ago - 1, list(skipping)
             )
         if row is None:
-            raise NotFoundError(
-                f"Campaign {self.campaign_id!r} has fewer than {sessions_ago} finished sessions."
+            had = (
+                "no finished session"
+                if sessions_ago == 1
+                else f"fewer than {counted(sessions_ago, 'finished session')}"
             )
+            raise NotFoundError(f"Campaign {self.campaign_id!r} has {had}.")
         return _session(row)
 
     async def end(self, session_id: str, ended_at: datetime) -> Session:

@@ -235,7 +235,7 @@ async def test_a_full_desk_refuses_a_new_sign_in_and_keeps_the_ones_it_has(
             refused = await sign_in(second, token)
             assert (await other.get("/c/demo/review")).status_code == 303
 
-        assert "The desk holds 1 sign-ins, its most; none was ended to make room." in refused
+        assert "The desk holds 1 sign-in, its most; none was ended to make room." in refused
         assert "--max-sign-ins" in refused and 'type="password"' in refused
         assert (await first.get("/c/demo/review")).status_code == 200
 
