@@ -10,6 +10,7 @@ from typing import TypeVar
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from glyphoxa_mcp.domain.wording import rule_of
 from glyphoxa_mcp.errors import ConfigurationError
 from glyphoxa_mcp.providers.chat import ChatSettings
 from glyphoxa_mcp.providers.embeddings import EmbeddingSettings
@@ -33,7 +34,9 @@ def check_dsn(dsn: str | None) -> str | None:
     if dsn is None or not dsn.strip():
         return None
     if not dsn.startswith(("postgres://", "postgresql://")):
-        raise ValueError("must start with postgresql:// (for example postgresql://user@host/db)")
+        raise ValueError(
+            "must start with postgresql:// or postgres:// (for example postgresql://user@host/db)"
+        )
     return dsn.strip()
 
 
@@ -91,7 +94,9 @@ def describe_settings_error(exc: ValidationError, env: Mapping[str, str] | None 
     problems = []
     for error in exc.errors():
         field = ".".join(str(part) for part in error["loc"])
-        problems.append(f"{flag_and_env(field, env)}: {error['msg']} (got {error.get('input')!r})")
+        problems.append(
+            f"{flag_and_env(field, env)}: {rule_of(error)} (got {error.get('input')!r})"
+        )
     return "Invalid setting: " + "; ".join(problems)
 
 

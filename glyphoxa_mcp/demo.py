@@ -13,6 +13,7 @@ from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
@@ -34,8 +35,9 @@ async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMem
     file = parse_campaign_file(bundled("campaign.yaml"), "campaign.yaml")
     report = await load_campaign(db, file, DEMO_CAMPAIGN, embedder=embedder)
     say(
-        f"Loaded campaign 'The Salt Road': {report.count('entity')} entities, "
-        f"{report.count('relationship')} relationships, {report.count('fact')} facts "
+        f"Loaded campaign 'The Salt Road': {counted(report.count('entity'), 'entity')}, "
+        f"{counted(report.count('relationship'), 'relationship')}, "
+        f"{counted(report.count('fact'), 'fact')} "
         f"({sum(c.action != 'unchanged' for c in report.changes)} changed)."
     )
     for session in json.loads(bundled("sessions.json"))["sessions"]:
@@ -53,9 +55,9 @@ async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMem
         await memory.sessions.end(session["id"], entries[-1].spoken_at)
         await memory.sessions.set_summary(session["id"], session["summary"], "dm")
         say(
-            f"Session '{session['title']}': {processed.entries} utterances in "
-            f"{processed.passages} passages, embedded offline; {processed.corrected} "
-            "misheard names put back."
+            f"Session '{session['title']}': {counted(processed.entries, 'utterance')} in "
+            f"{counted(processed.passages, 'passage')}, embedded offline; "
+            f"{counted(processed.corrected, 'misheard name')} put back."
         )
     return memory
 

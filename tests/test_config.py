@@ -32,5 +32,19 @@ def test_bad_settings_name_the_flag_and_variable(values: dict[str, str], named: 
         DatabaseSettings.build(**values)
 
 
+@pytest.mark.parametrize("dsn", ["postgresql://u@h/db", "postgres://u@h/db"])
+def test_a_dsn_starts_with_either_postgresql_scheme(dsn: str) -> None:
+    assert DatabaseSettings.build(dsn=dsn).dsn == dsn
+
+
+def test_a_bad_dsn_names_both_accepted_schemes_in_plain_words() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        DatabaseSettings.build(dsn="mysql://x")
+    assert str(caught.value) == (
+        "Invalid setting: --dsn / GLYPHOXA_DSN: must start with postgresql:// or postgres:// "
+        "(for example postgresql://user@host/db) (got 'mysql://x')"
+    )
+
+
 def test_data_dir_expands_the_home_folder() -> None:
     assert DatabaseSettings.build(data_dir="~/glyphoxa").data_dir == Path.home() / "glyphoxa"

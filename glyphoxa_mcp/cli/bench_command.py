@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from glyphoxa_mcp.cli.options import env_option
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.config import DatabaseSettings
+from glyphoxa_mcp.domain.wording import counted, rule_of
 from glyphoxa_mcp.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ def _describe(exc: ValidationError) -> str:
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"])
         prefix = f"{_flag(where)}: " if where else ""
-        problems.append(f"{prefix}{error['msg'].removeprefix('Value error, ')}")
+        problems.append(f"{prefix}{rule_of(error)}")
     return "Invalid setting: " + "; ".join(problems)
 
 
@@ -283,7 +284,8 @@ async def run_bench_command(args: argparse.Namespace) -> int:
     for m in report.measurements:
         if m.over_deadline:
             print(
-                f"\nNote: {m.over_deadline} of {m.latency.samples} calls of {m.operation} "
+                f"\nNote: {m.over_deadline} of {counted(m.latency.samples, 'call')} of "
+                f"{m.operation} "
                 f"({m.scope}, {m.mode}) took longer than the {report.tier} tier's deadline; a "
                 "server would have cancelled them."
             )
@@ -367,10 +369,12 @@ async def run_load_command(args: argparse.Namespace) -> int:
     )
     viewers = len(set(report.viewers))
     print(
-        f"{report.clients} clients over streamable HTTP on loopback ({viewers} viewers: the DM "
-        f"and {viewers - 1} NPCs; bearer tokens; tier {report.tier}), calling back to back for "
+        f"{counted(report.clients, 'client')} over streamable HTTP on loopback "
+        f"({counted(viewers, 'viewer')}: the DM and {counted(viewers - 1, 'NPC')}; bearer "
+        f"tokens; tier {report.tier}), calling back to back for "
         f"{report.seconds} s ({report.elapsed_s:.1f} s until the last call ended); "
-        f"{report.reconnects} sessions opened again. Latency in ms, as the clients saw it.\n"
+        f"{counted(report.reconnects, 'session')} opened again. Latency in ms, as the clients "
+        "saw it.\n"
     )
     print_table(LOAD_HEADERS, load_rows(report.tools))
     print(

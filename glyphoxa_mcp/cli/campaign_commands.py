@@ -42,6 +42,7 @@ from glyphoxa_mcp.domain.knowledge import (
 from glyphoxa_mcp.domain.listings import Branch
 from glyphoxa_mcp.domain.models import Campaign
 from glyphoxa_mcp.domain.reports import BranchPolicy, CampaignSize, LoadKind, LoadReport
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError
 
 
@@ -284,9 +285,10 @@ async def run_fork(args: argparse.Namespace) -> int:
         args,
         fork.model_dump(mode="json"),
         f"Forked campaign {fork.parent_id!r} into {fork.campaign_id!r}{point}: "
-        f"{rows['sessions']} sessions, {rows['session_entries']} lines, {rows['chunks']} "
-        f"passages, {rows['entities']} entities, {rows['relationships']} relationships, "
-        f"{rows['facts']} facts.\nAccess tokens are not copied: glyphoxa-mcp token create "
+        f"{counted(rows['sessions'], 'session')}, {counted(rows['session_entries'], 'line')}, "
+        f"{counted(rows['chunks'], 'passage')}, {counted(rows['entities'], 'entity')}, "
+        f"{counted(rows['relationships'], 'relationship')}, {counted(rows['facts'], 'fact')}."
+        "\nAccess tokens are not copied: glyphoxa-mcp token create "
         f"--campaign {fork.campaign_id} ...",
     )
     return 0
@@ -349,8 +351,8 @@ async def run_delete(args: argparse.Namespace) -> int:
     emit(
         args,
         deleted.model_dump(mode="json"),
-        f"Deleted campaign {deleted.campaign_id!r}{also}: {deleted.sessions} sessions, "
-        f"{deleted.lines} lines, {deleted.entities} entities.",
+        f"Deleted campaign {deleted.campaign_id!r}{also}: {counted(deleted.sessions, 'session')}, "
+        f"{counted(deleted.lines, 'line')}, {counted(deleted.entities, 'entity')}.",
     )
     return 0
 
@@ -369,9 +371,9 @@ def confirmed(size: CampaignSize, policy: BranchPolicy) -> bool:
         else ""
     )
     print(
-        f"Delete campaign {size.campaign_id!r} ({size.sessions} sessions, {size.lines} lines, "
-        f"{size.entities} entities{branches}) and everything stored for it? This cannot be "
-        f"undone.\nType the campaign's id to delete it: ",
+        f"Delete campaign {size.campaign_id!r} ({counted(size.sessions, 'session')}, "
+        f"{counted(size.lines, 'line')}, {counted(size.entities, 'entity')}{branches}) and "
+        "everything stored for it? This cannot be undone.\nType the campaign's id to delete it: ",
         end="",
         file=sys.stderr,
         flush=True,

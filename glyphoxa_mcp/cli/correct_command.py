@@ -12,8 +12,8 @@ from typing import Any, TextIO
 
 from glyphoxa_mcp.bounded_input import load_json, load_json_line
 from glyphoxa_mcp.cli.campaign_commands import read_text
-from glyphoxa_mcp.cli.dm_support import campaign_desk
-from glyphoxa_mcp.cli.options import add_database_options, env_option
+from glyphoxa_mcp.cli.dm_support import add_campaign_option, campaign_desk
+from glyphoxa_mcp.cli.options import add_database_options
 from glyphoxa_mcp.errors import InvalidInputError
 
 
@@ -39,12 +39,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     correct.add_argument(
         "--threshold", type=float, help="least similarity to replace (default: 0.72)"
     )
-    env_option(
+    add_campaign_option(
         correct,
-        "--campaign",
-        env="GLYPHOXA_CAMPAIGN",
-        help="campaign whose entities to use when no names are given",
-        default="default",
+        help="campaign whose entities to use when no names are given; unset, the only "
+        "campaign there is",
     )
     add_database_options(correct)
     correct.set_defaults(run=run_correct)

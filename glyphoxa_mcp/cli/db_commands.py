@@ -22,6 +22,7 @@ from glyphoxa_mcp.desk.database_actions import (
     embed_unembedded,
 )
 from glyphoxa_mcp.domain.listings import DatabaseStatus
+from glyphoxa_mcp.domain.wording import counted
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,12 +70,15 @@ async def run_migrate(args: argparse.Namespace) -> int:
 async def run_backfill(args: argparse.Namespace) -> int:
     async with open_app(app_settings(args), max_connections=2) as app:
         missing = await count_unembedded(app.db, args.campaign)
-        print(f"{missing.facts} facts and {missing.relationships} relationships without a vector")
+        print(
+            f"{counted(missing.facts, 'fact')} and "
+            f"{counted(missing.relationships, 'relationship')} without a vector"
+        )
         if missing.facts or missing.relationships:
             done = await embed_unembedded(app.db, app.embedder, args.campaign)
             print(
-                f"embedded {done.facts} facts and {done.relationships} relationships "
-                f"with {app.embedder.model}"
+                f"embedded {counted(done.facts, 'fact')} and "
+                f"{counted(done.relationships, 'relationship')} with {app.embedder.model}"
             )
     return 0
 

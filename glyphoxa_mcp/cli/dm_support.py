@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import re
+import sys
 from collections.abc import AsyncIterator
 from datetime import date, datetime
 from typing import Any, Literal
@@ -16,17 +17,43 @@ from glyphoxa_mcp.cli.options import (
     database_settings,
     env_option,
 )
-from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
+from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.desk.campaign_desk import CampaignDesk, only_campaign
 from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.entity_resolver import EntityResolver
 
+CAMPAIGN_HELP = "campaign id; unset, the only campaign there is (with several, name one)"
+
+
+def add_campaign_option(parser: argparse._ActionsContainer, help: str = CAMPAIGN_HELP) -> None:
+    """--campaign, which a DM command may leave out when the database holds one campaign
+    (`chosen_campaign`)."""
+    env_option(parser, "--campaign", env="GLYPHOXA_CAMPAIGN", help=help)
+
 
 def add_common(parser: argparse.ArgumentParser) -> None:
-    env_option(parser, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default="default")
+    add_campaign_option(parser)
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     add_database_options(parser)
+
+
+def say_chosen(campaign: str) -> None:
+    print(
+        f"Campaign {campaign!r}, the only one in this database (--campaign names another).",
+        file=sys.stderr,
+    )
+
+
+async def chosen_campaign(args: argparse.Namespace, db: Database) -> str:
+    """--campaign; left out, the only campaign there is, said on stderr (with none or
+    several, an error saying what to do). `args.campaign` holds it from then on."""
+    if args.campaign is None:
+        args.campaign = await only_campaign(db)
+        say_chosen(args.campaign)
+    campaign: str = args.campaign
+    return campaign
 
 
 def checked_session(session_id: str) -> str:
@@ -52,12 +79,16 @@ async def campaign_desk(
     args: argparse.Namespace, *, create: bool = False
 ) -> AsyncIterator[CampaignDesk]:
     """The campaign at the DM's desk; with `create`, a campaign that does not exist yet is
-    made. A command with the embedder options embeds what it writes with the embedder they
-    configure (read only when it does)."""
+    made. Without --campaign it is the only campaign there is (`chosen_campaign`), never
+    one made. A command with the embedder options embeds what it writes with the embedder
+    they configure (read only when it does)."""
     embedding = (lambda: app_settings(args).embedding) if "embedder" in args else None
     async with CampaignDesk.open(
         database_settings(args), args.campaign, create=create, embedding=embedding
     ) as desk:
+        if args.campaign is None:
+            args.campaign = desk.campaign_id
+            say_chosen(desk.campaign_id)
         yield desk
 
 

@@ -29,6 +29,7 @@ from glyphoxa_mcp.desk.name_actions import entity_resolver
 from glyphoxa_mcp.domain.models import Entity, NewEntity, Provenance, Visibility, build
 from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence, seen_from
 
@@ -207,8 +208,9 @@ async def run_remove(args: argparse.Namespace) -> int:
         entity = (await entity_resolver(desk)).resolve(args.name)
         snapshot = (await entity_details(desk, entity.id)).snapshot
         what = (
-            f"{entity.name} ({entity.type.value}) with its {len(snapshot.relationships)} "
-            f"relationships and {len(snapshot.facts)} facts"
+            f"{entity.name} ({entity.type.value}) with its "
+            f"{counted(len(snapshot.relationships), 'relationship')} and "
+            f"{counted(len(snapshot.facts), 'fact')}"
         )
         if not args.yes:
             if not sys.stdin.isatty():

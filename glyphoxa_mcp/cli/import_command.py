@@ -12,7 +12,7 @@ from glyphoxa_mcp.campaign.vtt.csv_import import parse_csv
 from glyphoxa_mcp.campaign.vtt.foundry import parse_foundry
 from glyphoxa_mcp.campaign.vtt.roll20 import parse_roll20
 from glyphoxa_mcp.cli.campaign_commands import read_text
-from glyphoxa_mcp.cli.dm_support import add_common, emit
+from glyphoxa_mcp.cli.dm_support import add_common, chosen_campaign, emit
 from glyphoxa_mcp.cli.options import database_settings
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.db.database import Database
@@ -39,7 +39,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 async def run_import(args: argparse.Namespace) -> int:
     result = PARSERS[args.format](read_text(args.file), str(args.file))
     async with await Database.open(database_settings(args), max_size=2) as db:
-        report = await import_entities(db, args.campaign, args.format, result, accept=args.accept)
+        campaign = await chosen_campaign(args, db)
+        report = await import_entities(db, campaign, args.format, result, accept=args.accept)
     emit(
         args,
         {

@@ -27,6 +27,7 @@ from glyphoxa_mcp.desk.secret_actions import keep_lines_to_dm, keep_session_to_d
 from glyphoxa_mcp.domain.models import Fact, Visibility
 from glyphoxa_mcp.domain.review_items import ReviewItem
 from glyphoxa_mcp.domain.rumours import RumourRule
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 
@@ -308,8 +309,9 @@ async def _keep_to_dm(args: argparse.Namespace, dm_only: bool) -> int:
                     "relationships_made_secret": hidden.relationships,
                 }
                 text.append(
-                    f"Its episode and what it taught ({hidden.facts} facts, "
-                    f"{hidden.relationships} relationships) are now known to the DM only."
+                    f"Its episode and what it taught ({counted(hidden.facts, 'fact')}, "
+                    f"{counted(hidden.relationships, 'relationship')}) are now known to the DM "
+                    "only."
                 )
             elif not dm_only:
                 text.append(

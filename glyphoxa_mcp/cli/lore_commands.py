@@ -25,6 +25,7 @@ from glyphoxa_mcp.desk.name_actions import entity_resolver
 from glyphoxa_mcp.domain.lore_models import AddedDocument, LoreDocument
 from glyphoxa_mcp.domain.models import Visibility
 from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.lore.documents import (
     KINDS,
@@ -185,7 +186,7 @@ def _added_report(
             )
     if skipped:
         lines.append(
-            f"Skipped {len(skipped)} files that are not lore: "
+            f"Skipped {counted(len(skipped), 'file')} that are not lore: "
             + ", ".join(str(s) for s in skipped[:5])
             + (" ..." if len(skipped) > 5 else "")
         )
@@ -260,8 +261,8 @@ async def run_remove(args: argparse.Namespace) -> int:
     emit(
         args,
         {"removed": document.id},
-        f"Removed lore document {document.id} with its {document.sections} sections and "
-        f"{document.pins} pins.",
+        f"Removed lore document {document.id} with its {counted(document.sections, 'section')} "
+        f"and {counted(document.pins, 'pin')}.",
     )
     return 0
 

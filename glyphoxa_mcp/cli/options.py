@@ -163,10 +163,15 @@ def database_settings(args: argparse.Namespace) -> DatabaseSettings:
     )
 
 
-def add_scope_options(parser: argparse.ArgumentParser, *, default_campaign: str | None) -> None:
+def add_scope_options(
+    parser: argparse.ArgumentParser,
+    *,
+    default_campaign: str | None,
+    campaign_help: str = "campaign id",
+) -> None:
     """Which campaign, whose knowledge, and which tier."""
     env_option(
-        parser, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default=default_campaign
+        parser, "--campaign", env="GLYPHOXA_CAMPAIGN", help=campaign_help, default=default_campaign
     )
     env_option(
         parser,

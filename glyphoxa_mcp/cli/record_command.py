@@ -16,9 +16,10 @@ from datetime import UTC, datetime
 
 import anyio
 
-from glyphoxa_mcp.cli.dm_support import add_common, checked_session
+from glyphoxa_mcp.cli.dm_support import add_common, checked_session, chosen_campaign
 from glyphoxa_mcp.cli.options import add_embedder_options, add_llm_options, app_settings
 from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recording.line_input import MAX_LINE_CHARS, parse_line
 from glyphoxa_mcp.recording.utterances import RecordedUtterance, StoredUtterance
@@ -64,10 +65,11 @@ async def run_record(args: argparse.Namespace) -> int:
 
     checked_session(args.session)
     stored = new = corrected = bad = 0
-    # While it runs, the session is being recorded into: deleting it is refused.
+    # While it runs, the session is being recorded into: deleting it is refused. Without
+    # --campaign it is the only campaign there is; a campaign is made only when named.
     async with (
         open_app(app_settings(args), max_connections=4) as app,
-        recording_into(app, args.campaign, args.session),
+        recording_into(app, await chosen_campaign(args, app.db), args.session),
         anyio.create_task_group() as tasks,
     ):
         recorder = Recorder(app, tasks)
@@ -107,9 +109,9 @@ async def run_record(args: argparse.Namespace) -> int:
     summary = {"session": args.session, "read": stored, "new": new, "corrected": corrected}
     if not args.json:
         print(
-            f"Session {args.session!r}: {new} new utterances ({stored - new} already stored), "
-            f"{corrected} with names put back, all searchable"
-            + (f"; {bad} bad lines skipped" if bad else "")
+            f"Session {args.session!r}: {counted(new, 'new utterance')} ({stored - new} already "
+            f"stored), {corrected} with names put back, all searchable"
+            + (f"; {counted(bad, 'bad line')} skipped" if bad else "")
             + f". Next: glyphoxa-mcp session end {args.session}",
             file=sys.stderr,
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from glyphoxa_mcp.domain.wording import counted
+
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     schemas = commands.add_parser(
@@ -33,7 +35,7 @@ async def run_schemas(args: argparse.Namespace) -> int:
         if stale or extra:
             print("Run `glyphoxa-mcp schemas` to regenerate.")
             return 1
-        print(f"{out} is up to date ({len(files)} files)")
+        print(f"{out} is up to date ({counted(len(files), 'file')})")
         return 0
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from anyio import create_task_group
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from glyphoxa_mcp.app import App, open_app
+from glyphoxa_mcp.cli.dm_support import say_chosen
 from glyphoxa_mcp.cli.http_options import (
     add_http_options,
     allowed_hosts,
@@ -33,7 +34,7 @@ from glyphoxa_mcp.cli.settings import DEFAULT_SERVE_PORT
 from glyphoxa_mcp.cli.signals import interruptible_stdin, stopping_on_signal
 from glyphoxa_mcp.config import settings_from
 from glyphoxa_mcp.db.change_feed import listening
-from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
+from glyphoxa_mcp.desk.campaign_desk import CampaignDesk, only_campaign
 from glyphoxa_mcp.desk.name_actions import check_npc
 from glyphoxa_mcp.domain.tiers import DEFAULT_DEADLINES_MS, Tier, TierPolicy, tier_policy
 from glyphoxa_mcp.domain.tool_names import NameStyle
@@ -50,8 +51,6 @@ from glyphoxa_mcp.supervision import DEFAULT_UNHEALTHY_EXIT_S, UNHEALTHY_EXIT_CO
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT = DEFAULT_SERVE_PORT
-# stdio serves one campaign; without --campaign, the one `demo` and `ingest` default to.
-DEFAULT_CAMPAIGN = "default"
 
 
 class ServeSettings(BaseModel):
@@ -100,7 +99,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "campaign's one viewer, also at /{tier}/mcp and /mcp.",
     )
     env_option(serve, "--transport", env="GLYPHOXA_TRANSPORT", help="stdio, sse or http")
-    add_scope_options(serve, default_campaign=None)
+    add_scope_options(
+        serve,
+        default_campaign=None,
+        campaign_help="serve this campaign only; unset, stdio serves the only campaign there "
+        "is (with several, name one) and HTTP every campaign",
+    )
     env_option(
         serve,
         "--tool-names",
@@ -202,7 +206,13 @@ async def run_serve(args: argparse.Namespace) -> int:
 
 
 async def _single_viewer(app: App, settings: ServeSettings) -> Viewer:
-    desk = await CampaignDesk.of(app, settings.campaign or DEFAULT_CAMPAIGN)
+    """The one viewer stdio (or HTTP with --campaign) serves: --campaign's, or without it
+    the only campaign there is (said on stderr), as its DM or --npc."""
+    campaign = settings.campaign
+    if campaign is None:
+        campaign = await only_campaign(app.db)
+        say_chosen(campaign)
+    desk = await CampaignDesk.of(app, campaign)
     if settings.npc is None:
         return Viewer.dm(desk.campaign_id)
     await check_npc(desk, settings.npc)

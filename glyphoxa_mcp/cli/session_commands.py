@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from glyphoxa_mcp.cli.campaign_commands import read_text
-from glyphoxa_mcp.cli.dm_support import add_common, campaign_desk, checked_session, emit
+from glyphoxa_mcp.cli.dm_support import (
+    add_common,
+    campaign_desk,
+    checked_session,
+    chosen_campaign,
+    emit,
+)
 from glyphoxa_mcp.cli.options import (
     add_embedder_options,
     add_llm_options,
@@ -33,6 +39,7 @@ from glyphoxa_mcp.desk.session_actions import (
     sessions_waiting_for_llm,
     summaries_to_review,
 )
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -123,12 +130,12 @@ async def run_ingest(args: argparse.Namespace) -> int:
     transcript = read_transcript(read_text(args.file), str(args.file), _start(args.start))
     async with await Database.open(database_settings(args), max_size=2) as db:
         report = await ingest_transcript(
-            db, args.campaign, args.session, transcript, title=args.title
+            db, await chosen_campaign(args, db), args.session, transcript, title=args.title
         )
     emit(
         args,
         {"session": report.session_id, "read": report.read, "added": report.added},
-        f"Session {report.session_id!r}: {report.added} new utterances "
+        f"Session {report.session_id!r}: {counted(report.added, 'new utterance')} "
         f"({report.read - report.added} already stored). Next: glyphoxa-mcp process "
         f"{report.session_id}",
     )
@@ -139,7 +146,7 @@ async def run_process(args: argparse.Namespace) -> int:
     from glyphoxa_mcp.app import open_app
 
     async with open_app(app_settings(args), max_connections=2) as app:
-        desk = await CampaignDesk.of(app, args.campaign)
+        desk = await CampaignDesk.of(app, await chosen_campaign(args, app.db))
         report = await process_session(
             desk, args.session, on_progress=Progress(f"embedding {args.session}")
         )
@@ -153,9 +160,9 @@ async def run_process(args: argparse.Namespace) -> int:
             "embedded": report.embedded,
             "removed": report.removed,
         },
-        f"Session {report.session_id!r}: {report.corrected} utterances with names corrected; "
-        f"{report.entries} utterances in {report.passages} passages, linked to known entities "
-        "and embedded.",
+        f"Session {report.session_id!r}: {counted(report.corrected, 'utterance')} with names "
+        f"corrected; {counted(report.entries, 'utterance')} in "
+        f"{counted(report.passages, 'passage')}, linked to known entities and embedded.",
     )
     return 0
 
@@ -254,7 +261,7 @@ async def run_end(args: argparse.Namespace) -> int:
     if args.session is None and not args.retry_llm:
         raise InvalidInputError("Name the session to end (glyphoxa-mcp session list).")
     async with open_app(app_settings(args), max_connections=2) as app:
-        desk = await CampaignDesk.of(app, args.campaign)
+        desk = await CampaignDesk.of(app, await chosen_campaign(args, app.db))
         if args.retry_llm:
             if app.chat is None:
                 raise InvalidInputError(
@@ -298,7 +305,7 @@ def _ended(report: EndReport) -> tuple[dict[str, object], str]:
     }
     text = (
         f"Session {report.session_id!r} ended {_day(report.ended_at)}.\n\n{report.summary}\n\n"
-        f"Episode {report.episode_id} links {len(report.participants)} entities."
+        f"Episode {report.episode_id} links {counted(len(report.participants), 'entity')}."
         + (_extracted(report.extraction) if report.extraction else "")
     )
     if report.session_facts_cleared:
@@ -313,9 +320,9 @@ def _ended(report: EndReport) -> tuple[dict[str, object], str]:
 
 def _extracted(report: ExtractionReport) -> str:
     return (
-        f"\nFrom the transcript: {len(report.entities_added)} new entities, "
+        f"\nFrom the transcript: {counted(len(report.entities_added), 'new entity')}, "
         f"{len(report.entities_held)} held for review (glyphoxa-mcp review list), "
-        f"{report.relationships} relationships, {report.facts} facts."
+        f"{counted(report.relationships, 'relationship')}, {counted(report.facts, 'fact')}."
     )
 
 
@@ -326,14 +333,20 @@ async def run_delete(args: argparse.Namespace) -> int:
     emit(
         args,
         deleted.model_dump(mode="json"),
-        f"Deleted session {deleted.session_id!r}: {deleted.lines} lines, {deleted.passages} "
-        f"passages, {deleted.facts_deleted} facts and {deleted.relationships_deleted} "
-        "relationships learned in it"
+        f"Deleted session {deleted.session_id!r}: {counted(deleted.lines, 'line')}, "
+        f"{counted(deleted.passages, 'passage')}, {counted(deleted.facts_deleted, 'fact')} and "
+        f"{counted(deleted.relationships_deleted, 'relationship')} learned in it"
         + (", its episode" if deleted.episode_deleted else "")
-        + (f", {deleted.proposals_deleted} proposals" if deleted.proposals_deleted else "")
+        + (
+            f", {counted(deleted.proposals_deleted, 'proposal')}"
+            if deleted.proposals_deleted
+            else ""
+        )
         + "."
         + (
-            f"\nKept {kept} facts and relationships the DM decided (no longer linked to it)."
+            f"\nKept {counted(deleted.facts_kept, 'fact')} and "
+            f"{counted(deleted.relationships_kept, 'relationship')} the DM decided (no longer "
+            "linked to it)."
             if kept
             else ""
         ),

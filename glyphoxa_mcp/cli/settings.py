@@ -37,6 +37,7 @@ from glyphoxa_mcp.config import (
 )
 from glyphoxa_mcp.domain.tiers import DEFAULT_DEADLINES_MS, Tier
 from glyphoxa_mcp.domain.tool_names import NameStyle
+from glyphoxa_mcp.domain.wording import rule_of
 from glyphoxa_mcp.providers.chat import DEFAULT_CHAT_MODEL, DEFAULT_MAX_RETRIES
 from glyphoxa_mcp.server.http_limits import (
     DEFAULT_BODY_TIMEOUT_S,
@@ -55,7 +56,7 @@ LLM_OFF = frozenset({"off", "0", "false", "no"})
 METRICS_TOKEN_LENGTH = (16, 200)
 _SIGN_INS = SignInLimits()
 # How the reference shows a DSN's type (`check_dsn` is the rule).
-POSTGRES_URL: dict[str, Any] = {"doc_type": "`postgresql://` URL"}
+POSTGRES_URL: dict[str, Any] = {"doc_type": "`postgresql://` (or `postgres://`) URL"}
 
 
 def _upper(value: object) -> object:
@@ -91,8 +92,9 @@ class GeneralVariables(_Group):
     campaign: str | None = Field(
         None,
         validation_alias="GLYPHOXA_CAMPAIGN",
-        description="the campaign a command works on; unset, each command's own default "
-        "(see commands.md: `default`, `demo`, or every campaign)",
+        description="the campaign a command works on; unset, the only campaign there is "
+        "(a command refuses, naming them, when there are several), or what commands.md "
+        "says for the command (`demo`, or every campaign)",
     )
     npc: str | None = Field(
         None,
@@ -592,5 +594,5 @@ def _names_of(group: str) -> Iterator[str]:
 
 
 def _problem(variable: str, raw: str, exc: ValidationError) -> Problem:
-    message = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
+    message = "; ".join(rule_of(error) for error in exc.errors())
     return Problem(variable, message, None if VARIABLES[variable].secret else raw)

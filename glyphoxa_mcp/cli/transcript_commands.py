@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from glyphoxa_mcp.cli.dm_support import add_common, emit, parse_item
+from glyphoxa_mcp.cli.dm_support import add_common, chosen_campaign, emit, parse_item
 from glyphoxa_mcp.cli.options import add_embedder_options, app_settings
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError
 
 
@@ -41,7 +42,7 @@ async def run_forget(args: argparse.Namespace) -> int:
 
     entry_id = line_id(args.line)
     async with open_app(app_settings(args), max_connections=2) as app:
-        desk = await CampaignDesk.of(app, args.campaign)
+        desk = await CampaignDesk.of(app, await chosen_campaign(args, app.db))
         forgotten = await forget_line(desk, entry_id)
     summary = {
         "rewritten": " Its summary was written again without it and waits for review"
@@ -49,12 +50,13 @@ async def run_forget(args: argparse.Namespace) -> int:
         "kept": " The DM's summary of the session is kept and waits for review.",
         "none": "",
     }[forgotten.summary]
+    held = f"{counted(forgotten.passages_removed, 'passage')} held it"
     passages = (
-        f"{forgotten.passages_removed} passages held it; {forgotten.passages_added} were cut "
-        "again from the lines left."
+        f"{held}; {forgotten.passages_added} {'was' if forgotten.passages_added == 1 else 'were'} "
+        "cut again from the lines left."
         if forgotten.passages_pending is None
-        else f"{forgotten.passages_removed} passages held it; the lines left are not indexed "
-        f"again yet ({forgotten.passages_pending}): glyphoxa-mcp process {forgotten.session_id}"
+        else f"{held}; the lines left are not indexed again yet "
+        f"({forgotten.passages_pending}): glyphoxa-mcp process {forgotten.session_id}"
     )
     emit(
         args,

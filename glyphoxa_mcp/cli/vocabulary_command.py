@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from glyphoxa_mcp.cli.dm_support import campaign_desk
-from glyphoxa_mcp.cli.options import add_database_options, env_option
+from glyphoxa_mcp.cli.dm_support import add_campaign_option, campaign_desk
+from glyphoxa_mcp.cli.options import add_database_options
 from glyphoxa_mcp.desk.name_actions import speech_terms
 from glyphoxa_mcp.recall.speech_terms import FORMATS, formatted
 
@@ -19,9 +19,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "json, deepgram (the keyterm query string of Nova-3, first 100) or assemblyai "
         "(word_boost JSON). With --npc, only what that NPC may know.",
     )
-    env_option(
-        vocabulary, "--campaign", env="GLYPHOXA_CAMPAIGN", help="campaign id", default="default"
-    )
+    add_campaign_option(vocabulary)
     vocabulary.add_argument("--npc", metavar="ID", help="only the names this NPC may know")
     vocabulary.add_argument("--format", choices=FORMATS, default="plain")
     add_database_options(vocabulary)

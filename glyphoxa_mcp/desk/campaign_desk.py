@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.config import DatabaseSettings
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.errors import ConfigurationError
+from glyphoxa_mcp.errors import ConfigurationError, InvalidInputError, NotFoundError
 from glyphoxa_mcp.pipeline.fact_embedding import write_embedder
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings, make_embedder
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
+
+# A refusal names at most this many campaigns, then how many more.
+NAMED_CAMPAIGNS = 20
 
 
 @dataclass(frozen=True)
@@ -70,15 +73,18 @@ class CampaignDesk:
     async def open(
         cls,
         database: DatabaseSettings,
-        campaign_id: str,
+        campaign_id: str | None,
         *,
         create: bool = False,
         embedding: Callable[[], EmbeddingSettings] | None = None,
     ) -> AsyncIterator[CampaignDesk]:
         """The campaign over its own small pool, closed on the way out; NotFoundError when
-        it does not exist, unless `create`."""
+        it does not exist, unless `create`. `campaign_id` None is the only campaign there is
+        (`only_campaign`): never one made here."""
         async with await Database.open(database, max_size=2) as db:
-            if create:
+            if campaign_id is None:
+                campaign_id = await only_campaign(db)
+            elif create:
                 await Campaigns(db).ensure(campaign_id)
             else:
                 await Campaigns(db).get(campaign_id)
@@ -91,3 +97,26 @@ class CampaignDesk:
         memory = app.memory(campaign_id)
         await memory.campaign()
         return cls(memory, Embedding(made=app.embedder), app.chat)
+
+
+async def only_campaign(db: Database) -> str:
+    """The campaign a command that names none works on: the only one in the database. With
+    none, NotFoundError saying how to start one; with several, InvalidInputError naming
+    them. A campaign is never made here: a command that names none must not invent one."""
+    campaigns = [campaign.id for campaign in await Campaigns(db).list()]
+    if len(campaigns) == 1:
+        return campaigns[0]
+    if not campaigns:
+        raise NotFoundError(
+            "There is no campaign yet. Start one with `glyphoxa-mcp campaign load FILE "
+            "--campaign ID` (`glyphoxa-mcp campaign sample` prints an example file), or give "
+            "--campaign ID to a command that adds to it (`entity add`, `record`)."
+        )
+    named = ", ".join(campaigns[:NAMED_CAMPAIGNS])
+    if len(campaigns) > NAMED_CAMPAIGNS:
+        named += f" and {len(campaigns) - NAMED_CAMPAIGNS} more"
+    raise InvalidInputError(
+        f"--campaign: this database holds {len(campaigns)} campaigns ({named}); name one "
+        "with --campaign ID or GLYPHOXA_CAMPAIGN.",
+        field="--campaign",
+    )

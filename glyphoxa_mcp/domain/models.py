@@ -25,6 +25,7 @@ from glyphoxa_mcp.domain.vocabulary import (
     EntityType,
     normalise_relationship_type,
 )
+from glyphoxa_mcp.domain.wording import rule_of
 from glyphoxa_mcp.errors import InvalidInputError
 
 M = TypeVar("M", bound=BaseModel)
@@ -485,7 +486,7 @@ def describe_validation_error(exc: ValidationError) -> str:
     problems = []
     for error in exc.errors():
         field = ".".join(str(part) for part in error["loc"]) or "value"
-        problems.append(f"{field}: {error['msg']}")
+        problems.append(f"{field}: {rule_of(error)}")
     return "Invalid input: " + "; ".join(problems)
 
 

@@ -22,6 +22,7 @@ from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
 from glyphoxa_mcp.domain.reports import EndReport, ExtractionReport
 from glyphoxa_mcp.domain.session_summaries import SummaryPart, render_summary
 from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import ProviderError
 from glyphoxa_mcp.pipeline.extraction import extract_session
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new
@@ -84,7 +85,9 @@ async def end_session(
         except ProviderError as exc:
             unreachable = str(exc)
         if unreachable is None and processed.llm_failures:
-            unreachable = f"{processed.llm_failures} lines could not be checked by the LLM"
+            unreachable = (
+                f"{counted(processed.llm_failures, 'line')} could not be checked by the LLM"
+            )
     summary_source: Literal["llm", "extractive"] = "llm"
     if parts is None:
         parts = await summarise(entries, scenes, embedder, pattern, names_of)

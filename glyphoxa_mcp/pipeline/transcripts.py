@@ -23,6 +23,7 @@ from glyphoxa_mcp.bounded_input import load_json_line
 from glyphoxa_mcp.domain.models import NewEntry, Word, describe_validation_error
 from glyphoxa_mcp.domain.scenes import SceneMarker
 from glyphoxa_mcp.domain.vocabulary import slugify
+from glyphoxa_mcp.domain.wording import rule_of
 from glyphoxa_mcp.errors import InvalidInputError
 
 
@@ -78,7 +79,7 @@ def _marker(data: object, source: str) -> SceneMarker:
         rule = (
             "must be a list of names"
             if error["loc"] == ("present",) and error["type"] == "tuple_type"
-            else error["msg"]
+            else rule_of(error)
         )
         raise InvalidInputError(f"{source}: scene.{where}: {rule}.") from None
 

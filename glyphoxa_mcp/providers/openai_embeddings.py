@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import openai
 
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import DatabaseError, ProviderError
 from glyphoxa_mcp.providers.chat import DEFAULT_MAX_RETRIES
 from glyphoxa_mcp.providers.openai_errors import provider_errors
@@ -53,7 +54,8 @@ class OpenAIEmbedder:
         ordered = sorted(response.data, key=lambda item: item.index)
         if len(ordered) != len(batch):
             raise ProviderError(
-                f"The embedding provider returned {len(ordered)} vectors for {len(batch)} texts."
+                f"The embedding provider returned {counted(len(ordered), 'vector')} for "
+                f"{counted(len(batch), 'text')}."
             )
         vectors = [list(item.embedding) for item in ordered]
         if any(len(v) != self.dimension for v in vectors):

@@ -129,9 +129,16 @@ class Recorder:
         started_at: datetime | None = None,
     ) -> bool:
         """Open the session (or fill in a title or an earlier start of an existing one);
-        whether it is new. Nothing stored is read back: a recorder reads nothing."""
+        whether it is new. It starts at `started_at`, or now when that is left out (a
+        session already started keeps its earlier start). Nothing stored is read back: a
+        recorder reads nothing."""
         memory = self.memory_of(campaign)
-        session = build(NewSession, id=session_id, title=title, started_at=started_at)
+        session = build(
+            NewSession,
+            id=session_id,
+            title=title,
+            started_at=started_at or datetime.now(UTC),
+        )
 
         async def write(progress: WriteProgress) -> bool:
             progress.commit_sent = True  # one statement: sent is maybe committed
@@ -159,7 +166,12 @@ class Recorder:
         memory = self.memory_of(campaign)
 
         async def write(progress: WriteProgress) -> list[tuple[Entry, bool]]:
-            await self._session(memory, session_id)
+            session = await self._session(memory, session_id)
+            # A line said before the session's start (a bridge's clock behind the server's,
+            # a log replayed) moves the start back: a session never ends before it starts.
+            earliest = min(utterance.timestamp for utterance in utterances)
+            if session.started_at is None or earliest < session.started_at:
+                await memory.sessions.upsert(build(NewSession, id=session_id, started_at=earliest))
             corrector = self._correctors.for_entities(await memory.known_entities())
             entries = []
             for utterance in utterances:

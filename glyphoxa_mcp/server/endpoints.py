@@ -26,6 +26,7 @@ from glyphoxa_mcp.db.change_feed import Change
 from glyphoxa_mcp.domain.tiers import Tier, TierPolicy
 from glyphoxa_mcp.domain.tool_names import NameStyle
 from glyphoxa_mcp.domain.viewer import Viewer, ViewerKind
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import NotFoundError
 from glyphoxa_mcp.recall.hot_budgets import HotBudgets
 from glyphoxa_mcp.recording.recorder import Recorder
@@ -126,7 +127,8 @@ class EndpointRegistry:
             for viewer, managers in list(self._managers.items())
             if viewer in self._endpoints and managers.running < managers.started
         )
-        return [f"{stopped} viewers' session managers stopped"] if stopped else []
+        stopped_of = counted(stopped, "viewer's", "viewers'")
+        return [f"{stopped_of} session managers stopped"] if stopped else []
 
     def made(self, viewer: Viewer) -> ViewerEndpoints | None:
         """The viewer's endpoints if they are made already (no database needed)."""

@@ -27,6 +27,8 @@ from pydantic import BaseModel, ValidationError
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from glyphoxa_mcp.domain.wording import rule_of
+
 MAX_MESSAGE = 200
 
 
@@ -65,7 +67,7 @@ def envelope_problem(body: bytes) -> EnvelopeProblem | None:
         error = exc.errors(include_url=False, include_input=False, include_context=False)[0]
         field = ".".join(str(part) for part in error["loc"]) or "message"
         # pydantic's rule text names the rule, never the value sent; one line, bounded.
-        rule = " ".join(str(error["msg"]).split())[:MAX_MESSAGE]
+        rule = " ".join(rule_of(error).split())[:MAX_MESSAGE]
         return EnvelopeProblem(INVALID_REQUEST, f"Invalid request: {field}: {rule}.")
     return EnvelopeProblem(
         INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 request, notification or response."

@@ -275,11 +275,22 @@ def build_http_app(
     return StampArrival(HostGuard(Starlette(routes=routes, lifespan=lifespan), rules))
 
 
-def log_config() -> dict[str, Any]:
-    """uvicorn's logging, on stderr: stdout may be a protocol stream or a script's pipe."""
+def access_logged(log_level: str) -> bool:
+    """Whether each request is logged: at every level but ERROR, which asks for errors only.
+    An operator expects an HTTP server's access log without raising the level of the rest."""
+    return log_level.upper() != "ERROR"
+
+
+def log_config(log_level: str) -> dict[str, Any]:
+    """uvicorn's logging, on stderr (stdout may be a protocol stream or a script's pipe): its
+    own messages at `log_level`, and one line a request (`access_logged`)."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     for handler in config["handlers"].values():
         handler["stream"] = "ext://sys.stderr"
+    level = log_level.upper()
+    config["loggers"]["uvicorn"]["level"] = level
+    config["loggers"]["uvicorn.error"]["level"] = level
+    config["loggers"]["uvicorn.access"]["level"] = "INFO" if access_logged(level) else level
     return config
 
 
@@ -313,9 +324,12 @@ def server_config(
         app,
         host=host,
         port=port,
-        log_level=log_level.lower(),
+        # The levels are set in the log config: uvicorn's log_level would set the access
+        # log's too, and hide it at the default WARNING.
+        log_level=None,
+        access_log=access_logged(log_level),
         lifespan="on",
-        log_config=log_config(),
+        log_config=log_config(log_level),
         http=deadline_protocol(timeouts),
         # On SIGINT or SIGTERM, calls in flight get this long to finish (the DEEP deadline is
         # 4 s by default); then they are cancelled and the server stops.

@@ -176,7 +176,8 @@ async def session_start(
     session_id: SessionId,
     title: Annotated[str | None, Field(description="The session's title.", max_length=200)] = None,
     started_at: Annotated[
-        AwareDatetime | None, Field(description="When it began (ISO 8601 with offset).")
+        AwareDatetime | None,
+        Field(description="When it began (ISO 8601 with offset); now when left out."),
     ] = None,
     present: Present | None = None,
     location: Location = None,

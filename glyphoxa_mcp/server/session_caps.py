@@ -27,6 +27,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.server.http_limits import DEFAULT_MAX_SESSIONS_PER_TOKEN
 
 # The SDK ends a session no request has touched for this long (its own default, named here
@@ -88,8 +89,10 @@ class SessionCaps:
 
     def refusal(self) -> Response:
         message = (
-            f"This token has {self.per_token} sessions and SSE streams open, its most. Close "
-            "one to free a slot (DELETE a streamable HTTP session, or end an SSE stream), or "
+            f"This token has "
+            f"{counted(self.per_token, 'session or SSE stream', 'sessions and SSE streams')} "
+            "open, its most. Close one to free a slot (DELETE a streamable HTTP session, or "
+            "end an SSE stream), or "
             "raise the cap: serve --max-sessions-per-token N / GLYPHOXA_MAX_SESSIONS_PER_TOKEN."
         )
         body = JSONRPCError(

@@ -24,6 +24,7 @@ from mcp_types import INVALID_PARAMS
 
 from glyphoxa_mcp.db.change_feed import Change
 from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.server.resource_uris import VOCABULARY_URI, answered, hot_uri, subscribable
 from glyphoxa_mcp.server.sdk_hooks import add_request_handler, connection_of
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -89,8 +90,9 @@ class HotSubscriptions:
         if uri not in held and len(held) >= self.max_per_connection:
             raise MCPError(
                 INVALID_PARAMS,
-                f"uri refused: this connection already holds {len(held)} subscriptions, the "
-                "most it may; unsubscribe from one first.",
+                f"uri refused: this connection already holds "
+                f"{counted(len(held), 'subscription')}, the most it may; unsubscribe from one "
+                "first.",
             )
         if connection not in self._watched:
             self._release_when_closed(connection)

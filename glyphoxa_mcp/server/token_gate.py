@@ -46,18 +46,16 @@ class TokenGate:
 
     def __init__(self, tokens: AccessTokens | None) -> None:
         self.tokens = tokens
-        self._checked: dict[tuple[str, str], tuple[Grant, bytes, float]] = {}
+        self._checked: dict[str, tuple[list[tuple[Grant, bytes]], float]] = {}
 
     @property
     def required(self) -> bool:
         return self.tokens is not None
 
-    async def admit(
-        self, authorization: str | None, viewer: Viewer, tier: Tier | None
-    ) -> Grant | None:
-        """The grant that lets this request read as `viewer` at `tier`; raises `Refused`."""
-        if self.tokens is None:
-            return None
+    async def identify(self, authorization: str | None) -> Grant:
+        """The grant of the bearer token in `authorization`, whichever viewer it is for;
+        `Refused` (401) when there is none, it is unknown, or it is revoked or expired."""
+        assert self.tokens is not None, "identify a token only when tokens are required"
         text = bearer(authorization)
         if text is None:
             raise Refused(401, "This server needs 'Authorization: Bearer <token>'.")
@@ -65,23 +63,37 @@ class TokenGate:
         grant = None
         if parts is not None:
             token_id, secret = parts
-            found = await self._grant(viewer.campaign, token_id)
-            if found is not None and secret_matches(secret, found[1]):
-                grant = found[0]
+            for found, stored in await self._grants(token_id):
+                if secret_matches(secret, stored):
+                    grant = found
+                    break
         if grant is None:
-            # Also for a real token of another campaign: its rows are not looked at.
             raise Refused(401, "Unknown token.")
         refusal = grant.refusal(datetime.now(UTC))
         if refusal is not None:
             raise Refused(401, f"Refused: {refusal}.")
+        return grant
+
+    async def admit(
+        self, authorization: str | None, viewer: Viewer, tier: Tier | None
+    ) -> Grant | None:
+        """The grant that lets this request read as `viewer` at `tier`; raises `Refused`:
+        401 for no valid token, 403 for a valid one that does not grant this viewer (another
+        NPC, the DM, another campaign) or tier."""
+        if self.tokens is None:
+            return None
+        grant = await self.identify(authorization)
         forbidden = grant.forbids(viewer, tier)
         if forbidden is not None:
             raise Refused(403, f"Forbidden: {forbidden}.")
         return grant
 
     async def still_valid(self, grant: Grant) -> bool:
-        found = await self._grant(grant.viewer.campaign, grant.id)
-        return found is not None and found[0].refusal(datetime.now(UTC)) is None
+        return any(
+            found.viewer.campaign == grant.viewer.campaign
+            and found.refusal(datetime.now(UTC)) is None
+            for found, _ in await self._grants(grant.id)
+        )
 
     async def while_valid(self, grant: Grant | None, call: Callable[[], Awaitable[None]]) -> None:
         """Run `call`, cancelling it as soon as `grant` is revoked or expires."""
@@ -106,20 +118,19 @@ class TokenGate:
             await call()
             tasks.cancel_scope.cancel()
 
-    async def tokens_for(self, campaign: str, token_id: str) -> tuple[Grant, bytes] | None:
+    async def tokens_for(self, token_id: str) -> list[tuple[Grant, bytes]]:
         assert self.tokens is not None
-        return await self.tokens.for_request(campaign, token_id)
+        return await self.tokens.for_request(token_id)
 
-    async def _grant(self, campaign: str, token_id: str) -> tuple[Grant, bytes] | None:
+    async def _grants(self, token_id: str) -> list[tuple[Grant, bytes]]:
         assert self.tokens is not None
-        key = (campaign, token_id)
-        cached = self._checked.get(key)
+        cached = self._checked.get(token_id)
         now = time.monotonic()
-        if cached is not None and now - cached[2] < RECHECK_S:
-            return cached[0], cached[1]
+        if cached is not None and now - cached[1] < RECHECK_S:
+            return cached[0]
         try:
             found = await self.tokens.db.guard.within(
-                LOOKUP_DEADLINE_S, lambda: self.tokens_for(campaign, token_id)
+                LOOKUP_DEADLINE_S, lambda: self.tokens_for(token_id)
             )
         except (DatabaseUnavailableError, DeadlineExceeded):
             if cached is None:
@@ -127,14 +138,14 @@ class TokenGate:
             # An outage is not a revocation (and no revocation can be written during one):
             # a token checked before it keeps its grant, so its NPC hears "memory unavailable"
             # from the tools rather than a refusal at the door.
-            return cached[0], cached[1]
-        if found is None:
-            self._checked.pop(key, None)
-            return None
-        grant, stored = found
-        self._checked[key] = (grant, stored, now)
+            return cached[0]
+        if not found:
+            self._checked.pop(token_id, None)
+            return found
+        self._checked[token_id] = (found, now)
         moment = datetime.now(UTC)
-        stale = grant.last_used_at is None or moment - grant.last_used_at > TOUCH_EVERY
-        if stale and grant.refusal(moment) is None:
-            await self.tokens.touch(grant)
+        for grant, _ in found:
+            stale = grant.last_used_at is None or moment - grant.last_used_at > TOUCH_EVERY
+            if stale and grant.refusal(moment) is None:
+                await self.tokens.touch(grant)
         return found

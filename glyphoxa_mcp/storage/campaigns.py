@@ -12,6 +12,7 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.knowledge import Knowledge, checked_news_hops, checked_news_types
 from glyphoxa_mcp.domain.models import Campaign, NewSession, Session, build
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 
 CAMPAIGN_COLUMNS = "id, name, created_at, review_threshold, knowledge, news_hops, news_types"
@@ -253,9 +254,12 @@ class Sessions:
                 SELECT_FINISHED_SESSION, self.campaign_id, sessions_ago - 1, list(skipping)
             )
         if row is None:
-            raise NotFoundError(
-                f"Campaign {self.campaign_id!r} has fewer than {sessions_ago} finished sessions."
+            had = (
+                "no finished session"
+                if sessions_ago == 1
+                else f"fewer than {counted(sessions_ago, 'finished session')}"
             )
+            raise NotFoundError(f"Campaign {self.campaign_id!r} has {had}.")
         return _session(row)
 
     async def end(self, session_id: str, ended_at: datetime) -> Session:

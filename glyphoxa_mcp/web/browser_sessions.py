@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from glyphoxa_mcp.domain.wording import counted
+
 COOKIE = "glyphoxa_desk"
 MAX_NOTES = 20
 # Visitors whose notes wait for their next page; past this many, the oldest are dropped.
@@ -150,8 +152,8 @@ class BrowserSessions:
             del self._signed_in[expired.id]
         if len(self._signed_in) >= self.limits.max_sign_ins and not before.signed_in:
             raise SignInsFull(
-                f"The desk holds {self.limits.max_sign_ins} sign-ins, its most; none was "
-                "ended to make room. Sign out on a browser you no longer use, wait for a "
+                f"The desk holds {counted(self.limits.max_sign_ins, 'sign-in')}, its most; none "
+                "was ended to make room. Sign out on a browser you no longer use, wait for a "
                 "sign-in to expire, or raise the limit (web --max-sign-ins / "
                 "GLYPHOXA_WEB_MAX_SIGN_INS)."
             )

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.datastructures import FormData, QueryParams
 from starlette.requests import Request
 
+from glyphoxa_mcp.domain.wording import rule_of
 from glyphoxa_mcp.errors import FormInvalid
 from glyphoxa_mcp.web.browser_sessions import BrowserSession
 
@@ -43,7 +44,7 @@ def problems_of(exc: ValidationError) -> list[str]:
     problems = []
     for error in exc.errors():
         field = ".".join(str(part) for part in error["loc"]) or "form"
-        problems.append(f"{field}: {error['msg']}")
+        problems.append(f"{field}: {rule_of(error)}")
     return problems
 
 

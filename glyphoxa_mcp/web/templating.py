@@ -9,6 +9,7 @@ import jinja2
 from starlette.templating import Jinja2Templates
 
 from glyphoxa_mcp.domain.models import Visibility
+from glyphoxa_mcp.domain.wording import counted
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -42,4 +43,5 @@ def make_templates() -> Jinja2Templates:
     env.filters["when"] = when
     env.filters["percent"] = percent
     env.filters["who_knows"] = who_knows
+    env.filters["counted"] = counted
     return Jinja2Templates(env=env)

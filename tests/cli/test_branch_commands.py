@@ -72,7 +72,7 @@ async def test_a_branch_is_forked_shown_and_deleted_with_its_own_branches(
     assert forked.returncode == 0, forked.stderr
     assert forked.stdout.startswith(
         f"Forked campaign 'ashfall' into 'east' as it stood after session '{FIRST}' "
-        f"(left out: {LATER}): 1 sessions, 6 lines, "
+        f"(left out: {LATER}): 1 session, 6 lines, "
     )
     assert "token create --campaign east" in forked.stdout
     again = glyphoxa("campaign", "fork", "east", "east-2", "--name", "East again", "--json")
@@ -148,7 +148,8 @@ async def test_a_line_is_forgotten_and_a_session_deleted_by_their_ids(
     deleted = glyphoxa("session", "delete", LATER, "--campaign", CAMPAIGN)
     assert deleted.stdout.startswith(f"Deleted session '{LATER}': 4 lines, ")
     assert deleted.stdout.endswith(
-        "Kept 1 facts and relationships the DM decided (no longer linked to it).\n"
+        "its episode, 1 proposal.\n"
+        "Kept 1 fact and 0 relationships the DM decided (no longer linked to it).\n"
     )
     missing = glyphoxa("session", "delete", LATER, "--campaign", CAMPAIGN)
     assert missing.returncode == 2 and f"No session '{LATER}'" in missing.stderr

@@ -110,3 +110,25 @@ def test_an_ambiguous_name_asks_for_the_id(dm: Runner) -> None:
     error = dm("entity", "show", "guard ", expect=2).stderr
     assert "could be Guard (npc, id guard); Guard (npc, id guard-2). Use the id." in error
     assert "guard-2" in dm("entity", "show", "guard-2").stdout
+
+
+def test_without_campaign_a_command_uses_the_only_one_and_says_so_or_lists_them(
+    glyphoxa: Cli,
+) -> None:
+    none = glyphoxa("entity", "list")
+    assert none.returncode == 2 and "There is no campaign yet." in none.stderr
+    assert "campaign load FILE --campaign ID" in none.stderr
+    assert glyphoxa("entity", "add", "Grimjaw", "npc").returncode == 2
+    assert json.loads(glyphoxa("status", "--json").stdout)["campaigns"] == []
+
+    assert glyphoxa("entity", "add", "Grimjaw", "npc", "--campaign", "coast").returncode == 0
+    only = glyphoxa("entity", "list")
+    assert only.returncode == 0 and "Grimjaw" in only.stdout
+    assert "Campaign 'coast', the only one in this database" in only.stderr
+
+    assert glyphoxa("entity", "add", "Vask", "npc", "--campaign", "ashfall").returncode == 0
+    several = glyphoxa("entity", "list")
+    assert several.returncode == 2 and several.stdout == ""
+    assert "--campaign: this database holds 2 campaigns (ashfall, coast)" in several.stderr
+    chosen = glyphoxa("entity", "list", env={"GLYPHOXA_CAMPAIGN": "ashfall"})
+    assert "Vask" in chosen.stdout and "Grimjaw" not in chosen.stdout

@@ -94,7 +94,7 @@ def test_a_dm_adds_a_folder_of_lore_pins_it_and_removes_it(glyphoxa: Cli, librar
     assert "regions-atlas#The Coast > Saltmere is not pinned to mira" in unpinned.stderr
 
     removed = run(glyphoxa, "lore", "remove", "pact").stdout
-    assert removed.strip() == "Removed lore document pact with its 1 sections and 0 pins."
+    assert removed.strip() == "Removed lore document pact with its 1 section and 0 pins."
     assert "pact" not in {d["id"] for d in data(glyphoxa, "lore", "list")}
     gone = run(glyphoxa, "lore", "remove", "pact", expect=2)
     assert "No lore document 'pact'" in gone.stderr

@@ -56,3 +56,18 @@ def test_record_stores_each_line_as_it_comes_and_skips_bad_ones(
     assert "Session 'live' has no session facts." in none.stdout
     missing = glyphoxa("session", "facts", "nope", "--campaign", "demo")
     assert missing.returncode == 2 and "No session 'nope'" in missing.stderr
+
+
+def test_record_without_campaign_never_makes_one(glyphoxa: Cli) -> None:
+    refused = glyphoxa("record", "--session", "live", stdin="Kael: hello\n")
+    assert refused.returncode == 2 and "There is no campaign yet." in refused.stderr
+    assert json.loads(glyphoxa("status", "--json").stdout)["campaigns"] == []
+
+    named = glyphoxa("record", "--session", "live", "--campaign", "salt", stdin="Kael: hi\n")
+    assert named.returncode == 0, named.stderr
+    again = glyphoxa("record", "--session", "live", stdin="Kael: hello again\n")
+    assert again.returncode == 0, again.stderr
+    assert "Campaign 'salt', the only one in this database" in again.stderr
+    assert "Recording session 'live' of campaign 'salt'" in again.stderr
+    status = json.loads(glyphoxa("status", "--json").stdout)
+    assert [(c["id"], c["entries"]) for c in status["campaigns"]] == [("salt", 2)]

@@ -12,8 +12,9 @@ from glyphoxa_mcp.desk.entity_actions import add_entity, edit_entity
 from glyphoxa_mcp.desk.name_actions import check_npc
 from glyphoxa_mcp.domain.models import NewEntity, build
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.errors import ConfigurationError, NotFoundError
+from glyphoxa_mcp.errors import ConfigurationError, InvalidInputError, NotFoundError
 from glyphoxa_mcp.providers.embeddings import EmbeddingSettings
+from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 
@@ -31,6 +32,25 @@ async def test_opening_a_campaign_that_does_not_exist_is_refused_unless_it_is_to
         assert desk.campaign_id == "nowhere"
     async with CampaignDesk.open(settings_of(db), "nowhere") as desk:
         assert desk.db.embedding_dim == db.embedding_dim
+
+
+async def test_without_a_campaign_named_the_only_one_is_opened_and_none_is_ever_made(
+    db: Database,
+) -> None:
+    with pytest.raises(NotFoundError, match=r"no campaign yet\. Start one with .*campaign load"):
+        async with CampaignDesk.open(settings_of(db), None, create=True):
+            pass
+    assert await Campaigns(db).list() == []
+
+    await Campaigns(db).ensure("salt-road")
+    async with CampaignDesk.open(settings_of(db), None, create=True) as desk:
+        assert desk.campaign_id == "salt-road"
+
+    await Campaigns(db).ensure("ashfall")
+    with pytest.raises(InvalidInputError, match=r"holds 2 campaigns \(ashfall, salt-road\)"):
+        async with CampaignDesk.open(settings_of(db), None):
+            pass
+    assert [c.id for c in await Campaigns(db).list()] == ["ashfall", "salt-road"]
 
 
 async def test_the_embedder_settings_are_read_only_when_an_action_embeds(

@@ -181,3 +181,36 @@ async def test_with_an_llm_a_scene_is_extracted_when_a_pause_closes_it(
     # Saying a secret again never makes it public.
     (cult,) = [r for r in await village.graph.relationships_of("vask") if r.rel_type == "MEMBER_OF"]
     assert cult.visibility.known_by == ("vask",)
+
+
+async def test_a_session_started_without_a_time_starts_now_and_keeps_an_earlier_start(
+    app: App, village: CampaignMemory
+) -> None:
+    async with recording(app) as recorder:
+        before = datetime.now(UTC)
+        await recorder.start("ashfall", "live", title="Live night")
+        started = (await village.sessions.get("live")).started_at
+        assert started is not None and before <= started <= datetime.now(UTC)
+
+        await recorder.start("ashfall", "live", started_at=START)
+        assert (await village.sessions.get("live")).started_at == START
+        await recorder.start("ashfall", "live")
+        assert (await village.sessions.get("live")).started_at == START
+
+
+async def test_a_line_said_before_the_start_moves_the_start_back_so_the_session_can_end(
+    app: App, village: CampaignMemory
+) -> None:
+    async with recording(app) as recorder:
+        await recorder.start("ashfall", "live")  # now; the lines below were said in March
+        await recorder.append("ashfall", "live", [said("we ask grim jaw", 5), said("and?", 9)])
+        assert (await village.sessions.get("live")).started_at == START + timedelta(seconds=5)
+
+        await recorder.append("ashfall", "live", [said("first of all", 1)])
+        assert (await village.sessions.get("live")).started_at == START + timedelta(seconds=1)
+
+        ending = await recorder.end("ashfall", "live")
+        with anyio.fail_after(60):
+            await ending.done.wait()
+        assert ending.state.state == "ended"
+        assert (await village.sessions.get("live")).ended_at == START + timedelta(seconds=9)

@@ -69,6 +69,7 @@ async def serving(
     timeouts: HttpTimeouts | None = None,
     write_deadline_ms: int | None = None,
     admission: Admission | None = None,
+    log_level: str = "WARNING",
 ) -> AsyncIterator[str]:
     """The HTTP app on a free loopback port, in this process, with `serve`'s uvicorn settings;
     its base URL. Deadlines are unhurried unless `policies` are given (and the recorder's
@@ -96,7 +97,7 @@ async def serving(
     )
     port = free_port()
     server = uvicorn.Server(
-        server_config(app, "127.0.0.1", port, "warning", timeouts or HttpTimeouts())
+        server_config(app, "127.0.0.1", port, log_level, timeouts or HttpTimeouts())
     )
     # A task of its own, not a task group's: pytest-asyncio tears fixtures down in another task.
     running = asyncio.create_task(server.serve())

@@ -92,7 +92,7 @@ async def test_paths_and_tools_keep_recorders_and_npcs_apart(table: Table) -> No
     ]:
         assert (await table.post(path, who)).status_code == 403
     assert (await table.post("/c/demo/record/mcp", None)).status_code == 401
-    assert (await table.post("/c/nowhere/record/mcp", "recorder")).status_code == 401
+    assert (await table.post("/c/nowhere/record/mcp", "recorder")).status_code == 403
     with anyio.fail_after(30):
         async with table.client("/c/demo/record/mcp", "recorder") as recorder:
             listed = {t.name for t in (await recorder.list_tools()).tools}

@@ -138,7 +138,7 @@ async def test_the_dm_path_reads_every_secret_over_sse(table: Table) -> None:
         ("/c/demo/dm/standard/mcp", "ysolde", 403),
         ("/c/demo/npc/berrit/deep/mcp", "berrit", 403),
         ("/c/demo/npc/berrit/fast/mcp", "berrit", 200),
-        ("/c/elsewhere/npc/ysolde/standard/mcp", "ysolde", 401),
+        ("/c/elsewhere/npc/ysolde/standard/mcp", "ysolde", 403),
         ("/c/demo/npc/ysolde/ultra/mcp", "ysolde", 404),
         ("/c/demo/npc/ysolde/standard/other", "ysolde", 404),
     ],
@@ -151,6 +151,18 @@ async def test_a_token_opens_only_the_paths_it_grants(
     if status == 401:
         assert response.headers["www-authenticate"].startswith("Bearer")
     assert table.tokens["ysolde"] not in response.text
+
+
+async def test_a_token_on_another_campaigns_path_is_forbidden_naming_its_own(
+    table: Table,
+) -> None:
+    response = await table.post("/c/elsewhere/dm/standard/mcp", "ysolde")
+
+    assert response.status_code == 403
+    assert response.json()["error"] == (
+        "Forbidden: this token is for NPC 'ysolde' of campaign 'demo', not the DM of "
+        "campaign 'elsewhere'."
+    )
 
 
 async def test_a_made_up_bearer_token_is_unauthorized(table: Table) -> None:

@@ -31,7 +31,7 @@ from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.recording.recorder import Recorder
 from glyphoxa_mcp.recording.utterances import SpokenUtterance
-from glyphoxa_mcp.storage import campaigns, status
+from glyphoxa_mcp.storage import access_tokens, campaigns, status
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.limits import clamp
@@ -52,6 +52,10 @@ def normalised(statement: str) -> str:
 ACROSS_CAMPAIGNS = {
     normalised(campaigns.SELECT_CAMPAIGNS): "`campaign list`: every campaign, by its operator",
     normalised(status.CAMPAIGN_COUNTS): "`status`: every campaign's counts, by its operator",
+    normalised(access_tokens.SELECT_FOR_REQUEST): (
+        "a bearer token by its id: the token names its campaign (403 on another's path, "
+        "the desk's sign-in without a campaign typed in)"
+    ),
 }
 # A table reference: FROM/JOIN/UPDATE/INTO/USING, a name, then an alias unless a keyword.
 TABLE_REFERENCE = re.compile(
@@ -225,8 +229,7 @@ async def drive_the_stores(db: Database, embedder: LocalMiniLMEmbedder) -> None:
 
     tokens = AccessTokens(db)
     _, token = await tokens.create(Viewer.npc("ashfall", "mira"))
-    checked = await tokens.for_request("ashfall", token.id)
-    assert checked is not None
+    (checked,) = await tokens.for_request(token.id)
     await tokens.touch(checked[0])
     await tokens.list("ashfall")
     await campaigns.Campaigns(db).list()

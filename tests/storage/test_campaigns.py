@@ -46,6 +46,13 @@ async def test_sessions_ago_counts_back_from_the_last_finished(memory: CampaignM
         await memory.sessions.finished(0)
 
 
+async def test_asking_for_the_last_finished_session_of_none_says_there_is_none(
+    memory: CampaignMemory,
+) -> None:
+    with pytest.raises(NotFoundError, match=r"^Campaign 'ashfall' has no finished session\.$"):
+        await memory.sessions.finished(1)
+
+
 async def test_upserting_a_session_keeps_what_was_not_given(memory: CampaignMemory) -> None:
     await memory.sessions.upsert(NewSession(id="s1", started_at=at(1)))
     session = await memory.sessions.get("s1")

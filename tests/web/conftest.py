@@ -142,10 +142,19 @@ class DeskClient:
 
 @contextlib.asynccontextmanager
 async def desk_over(
-    db: Database, embedder: Embedder, gate: TokenGate, sign_ins: SignInLimits | None = None
+    db: Database,
+    embedder: Embedder,
+    gate: TokenGate,
+    sign_ins: SignInLimits | None = None,
+    *,
+    only_campaign: str | None = None,
 ) -> AsyncIterator[DeskClient]:
     asgi = build_desk(
-        App(Settings(), db, embedder, chat=None), gate, HostRules(), sign_ins=sign_ins
+        App(Settings(), db, embedder, chat=None),
+        gate,
+        HostRules(),
+        only_campaign=only_campaign,
+        sign_ins=sign_ins,
     )
     transport = httpx.ASGITransport(app=asgi)
     async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as http:

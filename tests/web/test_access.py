@@ -23,13 +23,13 @@ async def dm_token(desk: DeskClient, campaign: str = "demo") -> str:
     return token.token
 
 
-async def sign_in(desk: DeskClient, token: str, campaign: str = "demo") -> str:
-    """Sign in; the page the browser lands on."""
+async def sign_in(desk: DeskClient, token: str) -> str:
+    """Sign in with the token alone; the page the browser lands on."""
     found = FORM_TOKEN.search((await desk.get("/login")).text)
     assert found
     page = await desk.http.post(
         "/login",
-        data={"form_token": found.group(1), "campaign": campaign, "token": token, "next": ""},
+        data={"form_token": found.group(1), "token": token, "next": ""},
         follow_redirects=True,
     )
     return html.unescape(page.text)
@@ -45,6 +45,7 @@ async def test_without_signing_in_a_page_sends_the_browser_to_sign_in_and_back(
     form = (await token_desk.get(page.headers["location"])).text
     assert 'name="next" value="/c/demo/entities/brannoch"' in form
     assert 'type="password" name="token"' in form
+    assert 'name="campaign"' not in form  # the token names its campaign
 
 
 async def test_a_dm_token_signs_in_with_a_new_http_only_strict_cookie(
@@ -57,7 +58,7 @@ async def test_a_dm_token_signs_in_with_a_new_http_only_strict_cookie(
     assert found
 
     response = await token_desk.http.post(
-        "/login", data={"form_token": found.group(1), "campaign": "demo", "token": token}
+        "/login", data={"form_token": found.group(1), "token": token}
     )
 
     assert response.status_code == 303 and response.headers["location"] == "/c/demo/review"
@@ -75,7 +76,7 @@ async def test_a_dm_token_signs_in_with_a_new_http_only_strict_cookie(
     [
         ("npc", "token: Forbidden: this token is for NPC &#39;ysolde&#39;"),
         ("made-up", "token: Unknown token."),
-        ("other campaign", "token: Unknown token."),
+        ("revoked", "token: Refused: the token was revoked."),
     ],
 )
 async def test_a_token_that_is_not_the_campaigns_dms_is_refused_with_the_reason(
@@ -84,9 +85,10 @@ async def test_a_token_that_is_not_the_campaigns_dms_is_refused_with_the_reason(
     tokens = AccessTokens(token_desk.db)
     if token_of == "npc":
         token = (await tokens.create(Viewer.npc("demo", "ysolde")))[1].token
-    elif token_of == "other campaign":
-        await token_desk.db.pool.execute("INSERT INTO campaigns (id, name) VALUES ('x', 'X')")
-        token = (await tokens.create(Viewer.dm("x")))[1].token
+    elif token_of == "revoked":
+        grant, new = await tokens.create(Viewer.dm("demo"))
+        await tokens.revoke(grant.id)
+        token = new.token
     else:
         token = "gxm_000000000000_" + "a" * 43
 
@@ -96,10 +98,14 @@ async def test_a_token_that_is_not_the_campaigns_dms_is_refused_with_the_reason(
     assert (await token_desk.get("/c/demo/review")).status_code == 303
 
 
-async def test_a_sign_in_opens_its_own_campaign_only(token_desk: DeskClient) -> None:
+async def test_a_sign_in_opens_the_campaign_its_token_names_and_no_other(
+    token_desk: DeskClient,
+) -> None:
     await token_desk.db.pool.execute("INSERT INTO campaigns (id, name) VALUES ('x', 'X')")
-    await sign_in(token_desk, await dm_token(token_desk, "x"), "x")
 
+    landed = await sign_in(token_desk, await dm_token(token_desk, "x"))
+
+    assert "Signed in as the DM of 'x'." in landed
     page = await token_desk.get("/c/demo/review")
 
     assert page.status_code == 403
@@ -229,6 +235,22 @@ async def test_a_full_desk_refuses_a_new_sign_in_and_keeps_the_ones_it_has(
             refused = await sign_in(second, token)
             assert (await other.get("/c/demo/review")).status_code == 303
 
-        assert "The desk holds 1 sign-ins, its most; none was ended to make room." in refused
+        assert "The desk holds 1 sign-in, its most; none was ended to make room." in refused
         assert "--max-sign-ins" in refused and 'type="password"' in refused
         assert (await first.get("/c/demo/review")).status_code == 200
+
+
+async def test_a_desk_for_one_campaign_refuses_another_campaigns_dm_token(
+    desk_db: Database, desk_embedder: Embedder
+) -> None:
+    gate = TokenGate(AccessTokens(desk_db))
+    async with desk_over(desk_db, desk_embedder, gate, only_campaign="demo") as only_demo:
+        await desk_db.pool.execute("INSERT INTO campaigns (id, name) VALUES ('x', 'X')")
+        login = (await only_demo.get("/login")).text
+        assert "Campaign <strong>demo</strong>" in login and 'name="campaign"' not in login
+
+        page = await sign_in(only_demo, await dm_token(only_demo, "x"))
+        assert "This desk serves campaign 'demo' only; the token is the DM's of 'x'." in page
+        assert "Signed in as the DM of 'demo'." in await sign_in(
+            only_demo, await dm_token(only_demo)
+        )

@@ -34,7 +34,7 @@ async def test_lines_kept_to_the_dm_are_marked_and_can_be_shown_again(desk: Desk
     assert "2 lines kept to the DM. The summary was written again" in kept.text
     assert kept.text.count('<span class="tag secret">DM-only</span>') == 2
     assert marked == set(chosen)
-    assert "1 lines shown to NPCs again." in shown.text
+    assert "1 line shown to NPCs again." in shown.text
     assert {e.id for e in await desk.memory.log.entries("session-2") if e.dm_only} == {chosen[1]}
 
 

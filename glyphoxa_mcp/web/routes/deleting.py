@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from glyphoxa_mcp.desk.campaign_actions import delete_campaign
 from glyphoxa_mcp.desk.session_actions import delete_session, forget_line
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.web.desk import acting, campaign_desk, desk_of, replace_session
 from glyphoxa_mcp.web.forms import Form, NoFields
@@ -41,7 +42,7 @@ async def forget(request: Request) -> Response:
     async with acting(request, f"/c/{desk.campaign_id}/sessions") as act:
         await act.form(NoFields)
         forgotten = await forget_line(desk, entry_id)
-        text = f"Forgot line:{entry_id}; {forgotten.passages_removed} passages held it."
+        text = f"Forgot line:{entry_id}; {counted(forgotten.passages_removed, 'passage')} held it."
         if forgotten.summary != "none":
             text += " The summary waits for your review" + (
                 ", written again without the line." if forgotten.summary == "rewritten" else "."
@@ -64,11 +65,15 @@ async def delete_a_session(request: Request) -> Response:
         deleted = await delete_session(desk, session_id)
         kept = deleted.facts_kept + deleted.relationships_kept
         act.done(
-            f"Deleted session {session_id!r}: {deleted.lines} lines, {deleted.passages} "
-            f"passages, {deleted.facts_deleted} facts and {deleted.relationships_deleted} "
-            "relationships learned in it"
+            f"Deleted session {session_id!r}: {counted(deleted.lines, 'line')}, "
+            f"{counted(deleted.passages, 'passage')}, {counted(deleted.facts_deleted, 'fact')} "
+            f"and {counted(deleted.relationships_deleted, 'relationship')} learned in it"
             + (", its episode" if deleted.episode_deleted else "")
-            + (f", {deleted.proposals_deleted} proposals" if deleted.proposals_deleted else "")
+            + (
+                f", {counted(deleted.proposals_deleted, 'proposal')}"
+                if deleted.proposals_deleted
+                else ""
+            )
             + "."
             + (f" Kept {kept} that you decided, no longer linked to it." if kept else "")
         )
@@ -94,8 +99,9 @@ async def delete_the_campaign(request: Request) -> Response:
         replace_session(request, fresh)
         fresh.note(
             "ok",
-            f"Deleted campaign {deleted.campaign_id!r}{also}: {deleted.sessions} sessions, "
-            f"{deleted.lines} lines, {deleted.entities} entities.",
+            f"Deleted campaign {deleted.campaign_id!r}{also}: "
+            f"{counted(deleted.sessions, 'session')}, {counted(deleted.lines, 'line')}, "
+            f"{counted(deleted.entities, 'entity')}.",
         )
         act.back = "/"
     return act.response

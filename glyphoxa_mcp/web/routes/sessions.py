@@ -21,6 +21,7 @@ from glyphoxa_mcp.desk.session_actions import (
     write_summary,
 )
 from glyphoxa_mcp.domain.models import MAX_SUMMARY_CHARS
+from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.web.desk import acting, campaign_desk, render
 from glyphoxa_mcp.web.forms import Form, NoFields, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_holding, page_link
@@ -133,7 +134,7 @@ async def mark_transcript_lines(request: Request) -> Response:
         dm_only = form.dm_only == "yes"
         marked = await keep_lines_to_dm(desk, form.lines, dm_only)
         what = "kept to the DM" if dm_only else "shown to NPCs again"
-        text = f"{len(marked.lines)} lines {what}."
+        text = f"{counted(len(marked.lines), 'line')} {what}."
         if marked.summaries_rewritten:
             text += " The summary was written again without the DM-only lines."
         if marked.waiting_for_llm:
@@ -152,7 +153,8 @@ async def mark_whole_session(request: Request) -> Response:
         if marked.hidden is not None:
             act.done(
                 f"Session {session_id!r} is DM-only; its episode and what it taught "
-                f"({marked.hidden.facts} facts, {marked.hidden.relationships} relationships) "
+                f"({counted(marked.hidden.facts, 'fact')}, "
+                f"{counted(marked.hidden.relationships, 'relationship')}) "
                 "are now known to the DM only."
             )
         else:

@@ -11,7 +11,6 @@ from starlette.routing import Route
 
 from glyphoxa_mcp.desk.campaign_actions import list_campaigns
 from glyphoxa_mcp.domain.viewer import Viewer
-from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN
 from glyphoxa_mcp.server.token_gate import Refused
 from glyphoxa_mcp.web.browser_sessions import SignInsFull
 from glyphoxa_mcp.web.desk import (
@@ -25,7 +24,8 @@ from glyphoxa_mcp.web.forms import Form, NoFields, local_path, query_of
 
 
 class SignIn(Form):
-    campaign: Annotated[str, StringConstraints(pattern=KEY_PATTERN)]
+    """A DM token alone: it names its campaign."""
+
     token: Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
@@ -68,26 +68,32 @@ async def sign_in(request: Request) -> Response:
         return RedirectResponse("/", status_code=303)
     async with acting(request, "/login") as act:
         form = await act.form(SignIn)
-        if desk.only_campaign not in (None, form.campaign):
-            act.session.note("error", f"This desk serves campaign {desk.only_campaign!r} only.")
-            act.back = "/login"
-            return act.response
+        authorization = f"Bearer {form.token}"
         try:
-            await desk.gate.admit(f"Bearer {form.token}", Viewer.dm(form.campaign), None)
+            campaign = (await desk.gate.identify(authorization)).viewer.campaign
+            await desk.gate.admit(authorization, Viewer.dm(campaign), None)
         except Refused as refusal:
             act.session.note("error", f"token: {refusal.message}")
             act.back = "/login"
             return act.response
+        if desk.only_campaign not in (None, campaign):
+            act.session.note(
+                "error",
+                f"This desk serves campaign {desk.only_campaign!r} only; the token is the DM's "
+                f"of {campaign!r}.",
+            )
+            act.back = "/login"
+            return act.response
         try:
-            signed_in = desk.sessions.sign_in(act.session, form.campaign, form.token)
+            signed_in = desk.sessions.sign_in(act.session, campaign, form.token)
         except SignInsFull as full:
             act.session.note("error", str(full))
             act.back = "/login"
             return act.response
         replace_session(request, signed_in)
-        signed_in.note("ok", f"Signed in as the DM of {form.campaign!r}.")
-        if act.back == "/login" or not act.back.startswith(f"/c/{form.campaign}/"):
-            act.back = campaign_home(form.campaign)
+        signed_in.note("ok", f"Signed in as the DM of {campaign!r}.")
+        if act.back == "/login" or not act.back.startswith(f"/c/{campaign}/"):
+            act.back = campaign_home(campaign)
     return act.response
 
 
