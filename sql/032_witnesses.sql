@@ -147,12 +147,56 @@ BEGIN
     WHERE c.id = n.id AND c.heard_by IS DISTINCT FROM n.heard_by;
 END $$;
 
--- New lines: their NPCs join the session's speakers; an NPC speaking there for the first
--- time hears the session's lines outside any scene.
+-- An NPC who speaks in a scene was there: it joins those present in the scene its new lines
+-- fall in (`lines`: (session, spoken_at, npc) of new lines), which makes its session heard
+-- again (scenes_updated). Only for new lines and new scenes (`scenes_to_complete`: 'session|start' of the
+-- scenes to complete, NULL for any): a DM who takes an NPC out of a scene afterwards is not
+-- overruled.
+CREATE FUNCTION glyphoxa_speakers_present(campaign text, lines jsonb, scenes_to_complete text[] DEFAULT NULL)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT glyphoxa_witnessed(campaign) THEN
+        RETURN;
+    END IF;
+    WITH spoken AS (
+        SELECT DISTINCT l.session_id, l.npc_id,
+               (SELECT s.started_at FROM scenes s
+                WHERE s.campaign_id = campaign AND s.session_id = l.session_id
+                  AND s.started_at <= l.spoken_at
+                ORDER BY s.started_at DESC LIMIT 1) AS scene_start
+        FROM jsonb_to_recordset(lines) AS l(session_id text, spoken_at timestamptz, npc_id text)
+        WHERE l.npc_id IS NOT NULL
+    ), missing AS (
+        SELECT sp.session_id, sp.scene_start, array_agg(sp.npc_id ORDER BY sp.npc_id) AS npcs
+        FROM spoken sp JOIN scenes s
+          ON s.campaign_id = campaign AND s.session_id = sp.session_id
+         AND s.started_at = sp.scene_start
+        WHERE NOT sp.npc_id = ANY(s.present)
+          AND (scenes_to_complete IS NULL
+               OR sp.session_id || '|' || sp.scene_start::text = ANY(scenes_to_complete))
+        GROUP BY sp.session_id, sp.scene_start
+    )
+    UPDATE scenes s SET present = s.present || m.npcs
+    FROM missing m
+    WHERE s.campaign_id = campaign AND s.session_id = m.session_id
+      AND s.started_at = m.scene_start;
+END $$;
+
+-- New lines: their NPCs join the session's speakers (an NPC speaking there for the first
+-- time hears the session's lines outside any scene) and the scenes they speak in.
 CREATE FUNCTION glyphoxa_lines_added() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     joined record;
 BEGIN
+    FOR joined IN
+        SELECT r.campaign_id,
+               jsonb_agg(jsonb_build_object(
+                   'session_id', r.session_id, 'spoken_at', r.spoken_at,
+                   'npc_id', glyphoxa_line_npc(r.campaign_id, r.npc_id, r.speaker_id))) AS lines
+        FROM added_rows r GROUP BY r.campaign_id
+    LOOP
+        PERFORM glyphoxa_speakers_present(joined.campaign_id, joined.lines);
+    END LOOP;
     FOR joined IN
         WITH speakers AS (
             SELECT DISTINCT r.campaign_id, r.session_id,
@@ -203,9 +247,33 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- New scenes: the NPCs who already spoke in them were there.
+CREATE FUNCTION glyphoxa_scenes_added() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    touched record;
+BEGIN
+    FOR touched IN
+        SELECT e.campaign_id,
+               jsonb_agg(jsonb_build_object(
+                   'session_id', e.session_id, 'spoken_at', e.spoken_at,
+                   'npc_id', glyphoxa_line_npc(e.campaign_id, e.npc_id, e.speaker_id))) AS lines,
+               (SELECT array_agg(n.session_id || '|' || n.started_at::text) FROM changed_scenes n
+                WHERE n.campaign_id = e.campaign_id) AS added
+        FROM (SELECT DISTINCT campaign_id, session_id FROM changed_scenes) c
+        JOIN session_entries e ON e.campaign_id = c.campaign_id AND e.session_id = c.session_id
+        GROUP BY e.campaign_id
+    LOOP
+        PERFORM glyphoxa_speakers_present(touched.campaign_id, touched.lines, touched.added);
+    END LOOP;
+    FOR touched IN SELECT DISTINCT campaign_id, session_id FROM changed_scenes LOOP
+        PERFORM glyphoxa_hear_session(touched.campaign_id, touched.session_id);
+    END LOOP;
+    RETURN NULL;
+END $$;
+
 CREATE TRIGGER scenes_added AFTER INSERT ON scenes
     REFERENCING NEW TABLE AS changed_scenes FOR EACH STATEMENT
-    EXECUTE FUNCTION glyphoxa_scenes_changed();
+    EXECUTE FUNCTION glyphoxa_scenes_added();
 CREATE TRIGGER scenes_updated AFTER UPDATE ON scenes
     REFERENCING NEW TABLE AS changed_scenes FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_scenes_changed();

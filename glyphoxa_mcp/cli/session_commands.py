@@ -24,8 +24,10 @@ from glyphoxa_mcp.cli.options import (
 )
 from glyphoxa_mcp.cli.output import print_table
 from glyphoxa_mcp.cli.progress import Progress
+from glyphoxa_mcp.cli.scene_commands import register_scenes
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.desk.campaign_desk import CampaignDesk
+from glyphoxa_mcp.desk.scene_actions import line_hearers
 from glyphoxa_mcp.desk.session_actions import (
     delete_session,
     end_session,
@@ -113,6 +115,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     delete.add_argument("session")
     add_common(delete)
     delete.set_defaults(run=run_delete)
+    register_scenes(sessions)
 
 
 def _start(text: str | None) -> datetime:
@@ -205,31 +208,48 @@ async def run_show(args: argparse.Namespace) -> int:
     async with campaign_desk(args) as desk:
         session = await get_session(desk, checked_session(args.session))
         lines = await session_lines(desk, session.id)
+        hearers = await line_hearers(desk, session.id)
     if args.grep:
         wanted = args.grep.casefold()
         lines = [e for e in lines if wanted in f"{e.speaker_name}: {e.text}".casefold()]
     if args.json:
-        emit(args, [e.model_dump(mode="json", exclude={"words"}) for e in lines], "")
+        emit(
+            args,
+            [
+                {
+                    **e.model_dump(mode="json", exclude={"words"}),
+                    "heard_by": _listed(hearers.get(e.id)),
+                }
+                for e in lines
+            ],
+            "",
+        )
         return 0
     marks = " (DM-only session)" if session.dm_only else ""
     print(f"Session {session.id!r}: {session.title or 'untitled'}{marks}")
     if not lines:
         print("No lines." if not args.grep else f"No line holds {args.grep!r}.")
         return 0
+    witnessed = any(hearers.get(e.id) is not None for e in lines)
     print_table(
-        ["line", "spoken", "speaker", "text", ""],
+        ["line", "spoken", "speaker", "text", *(["heard by"] if witnessed else []), ""],
         [
             [
                 f"line:{e.id}",
                 e.spoken_at.strftime("%Y-%m-%d %H:%M:%S"),
                 e.speaker_name,
                 e.text,
+                *([", ".join(hearers.get(e.id) or ()) or "no NPC"] if witnessed else []),
                 "DM-only" if e.dm_only else "",
             ]
             for e in lines
         ],
     )
     return 0
+
+
+def _listed(heard_by: tuple[str, ...] | None) -> list[str] | None:
+    return None if heard_by is None else list(heard_by)
 
 
 async def run_facts(args: argparse.Namespace) -> int:

@@ -9,10 +9,10 @@ at or before it was spoken.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from pydantic import AwareDatetime, Field, StringConstraints
 
@@ -82,18 +82,41 @@ def known_scenes(
 ) -> list[SceneKnown]:
     """What `npc_id` knows of each scene of a session, in order (`scenes`: the session's, in
     order; `spoke_at`: when the NPC spoke in it; `first_line_at`: its first line, None when
-    it has none). An NPC was at a scene it is named present in or spoke in; the lines
-    outside any scene (before the first, or all of a session without scenes) it heard when
-    it spoke in the session at all, as the database rules for the lines themselves."""
+    it has none). An NPC was at a scene it is named present in (an NPC who speaks in a scene
+    is made present by the database, unless the DM took it out); the lines outside any scene
+    (before the first, or all of a session without scenes) it heard when it spoke in the
+    session at all, as the database rules for the lines themselves (sql/032)."""
     known: list[SceneKnown] = []
     if first_line_at is not None and (not scenes or first_line_at < scenes[0].started_at):
         known.append(SceneKnown(None, witnessed=bool(spoke_at)))
-    for index, scene in enumerate(scenes):
-        ends = scenes[index + 1].started_at if index + 1 < len(scenes) else None
-        spoke_here = any(scene.started_at <= at and (ends is None or at < ends) for at in spoke_at)
-        if npc_id in scene.present or spoke_here:
+    for scene in scenes:
+        if npc_id in scene.present:
             known.append(SceneKnown(scene, witnessed=True))
             continue
         heard, teller = scene.heard_of_by(npc_id)
         known.append(SceneKnown(scene, witnessed=False, heard=heard, teller=teller))
     return known
+
+
+T = TypeVar("T")
+
+
+def scene_groups(
+    scenes: Sequence[Scene], items: Sequence[T], spoken_at: Callable[[T], datetime]
+) -> list[tuple[Scene | None, list[T]]]:
+    """`items` (lines, in the order said) by the scene each belongs to, scenes in order: first
+    the lines outside any scene (before the first, or all of a session without scenes: the
+    group of None, there only when it holds a line or the session has no scenes), then one
+    group per scene, empty or not. The lines before the first scene are no scene's: those
+    present in the first did not hear them (sql/032)."""
+    ordered = sorted(scenes, key=lambda s: s.started_at)
+    by_start: dict[datetime | None, list[T]] = {scene.started_at: [] for scene in ordered}
+    outside: list[T] = []
+    for item in items:
+        scene = scene_of(ordered, spoken_at(item))
+        (outside if scene is None else by_start[scene.started_at]).append(item)
+    groups: list[tuple[Scene | None, list[T]]] = []
+    if outside or not ordered:
+        groups.append((None, outside))
+    groups += [(scene, by_start[scene.started_at]) for scene in ordered]
+    return groups

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from glyphoxa_mcp.domain.models import Entry
-from glyphoxa_mcp.domain.scenes import Scene, scene_of
+from glyphoxa_mcp.domain.scenes import Scene, scene_groups
 from glyphoxa_mcp.domain.session_summaries import SummaryPart
 from glyphoxa_mcp.providers.chat import ChatModel
 
@@ -65,14 +65,8 @@ def _summary(reply: object) -> SceneSummary | None:
 def _scene_lines(
     entries: Sequence[Entry], scenes: Sequence[Scene]
 ) -> list[tuple[Scene | None, list[Entry]]]:
-    """The lines of each scene in order (lines before the first scene go with it)."""
-    ordered = sorted(scenes, key=lambda s: s.started_at)
-    if not ordered:
-        return [(None, list(entries))]
-    groups: list[tuple[Scene | None, list[Entry]]] = [(scene, []) for scene in ordered]
-    for entry in entries:
-        scene = scene_of(ordered, entry.spoken_at)
-        groups[ordered.index(scene) if scene is not None else 0][1].append(entry)
+    """The lines of each scene in order, those outside any scene first (domain/scenes.py)."""
+    groups = scene_groups(scenes, entries, lambda entry: entry.spoken_at)
     return [(scene, lines) for scene, lines in groups if lines]
 
 

@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from glyphoxa_mcp.domain.scenes import Scene, scene_of
+from glyphoxa_mcp.domain.scenes import Scene, scene_groups
 from glyphoxa_mcp.domain.session_summaries import SummaryPart
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
@@ -137,17 +137,19 @@ class Chosen:
 
 def sentences_of(lines: Sequence[SpokenLine], scenes: Sequence[Scene] = ()) -> list[Sentence]:
     """The sentences worth weighing (at least `MIN_WORDS` words), in the order said, each
-    with the index of its scene (0 when the session has none)."""
-    ordered = sorted(scenes, key=lambda s: s.started_at)
+    with the index of its group in `scene_groups(scenes, lines)`."""
     found: list[Sentence] = []
-    for line in lines:
-        scene = scene_of(list(ordered), line.spoken_at) if ordered else None
-        index = ordered.index(scene) if scene is not None else 0
-        for match in _SENTENCE.finditer(_ASIDE.sub("", line.text)):
-            text = match.group(0).strip()
-            if len(_WORD.findall(text)) >= MIN_WORDS:
-                found.append(Sentence(len(found), index, line.speaker_name, text))
+    for index, (_, said) in enumerate(scene_groups(scenes, lines, _spoken_at)):
+        for line in said:
+            for match in _SENTENCE.finditer(_ASIDE.sub("", line.text)):
+                text = match.group(0).strip()
+                if len(_WORD.findall(text)) >= MIN_WORDS:
+                    found.append(Sentence(len(found), index, line.speaker_name, text))
     return found
+
+
+def _spoken_at(line: SpokenLine) -> datetime:
+    return line.spoken_at
 
 
 async def summarise(
@@ -196,19 +198,7 @@ def summary_parts(
     vectors in the same order. (pure)"""
     if not lines:
         return [SummaryPart(text=NOTHING_SAID, gist=NOTHING_SAID)]
-    ordered = sorted(scenes, key=lambda s: s.started_at)
-    groups: list[tuple[Scene | None, list[SpokenLine]]] = (
-        [(scene, []) for scene in ordered] if ordered else [(None, [])]
-    )
-    before: list[SpokenLine] = []
-    for line in lines:
-        scene = scene_of(ordered, line.spoken_at) if ordered else None
-        if ordered and scene is None:
-            before.append(line)  # said before the first scene: told with it
-        else:
-            groups[ordered.index(scene) if scene is not None else 0][1].append(line)
-    if before:
-        groups[0][1][:0] = before
+    groups = scene_groups(scenes, lines, _spoken_at)
     total = max(len(sentences), 1)
     parts = []
     for index, (scene, said) in enumerate(groups):

@@ -132,6 +132,13 @@ SELECT session_id FROM session_entries
 WHERE campaign_id = $1 AND session_id <> ALL($2::text[])
 ORDER BY spoken_at DESC, id DESC LIMIT 1
 """
+# The DM's own hearers for lines (NULL: those of their scene again); the triggers of sql/032
+# make heard_by and the passages' follow.
+SET_HEARERS = f"""
+UPDATE session_entries e SET heard_by_dm = $3
+WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
+RETURNING {ENTRY_COLUMNS}, e.heard_by
+"""
 SET_DM_ONLY = f"""
 UPDATE session_entries e SET dm_only = $3
 WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
@@ -361,6 +368,42 @@ class SessionLog:
                 sessions = sorted({row["session_id"] for row in rows})
                 await conn.execute(RESET_CHUNKS_DM_ONLY, self.campaign_id, sessions)
         return [_entry(row) for row in rows]
+
+    async def set_hearers(
+        self, entry_ids: Sequence[int], npc_ids: Sequence[str] | None
+    ) -> list[tuple[Entry, tuple[str, ...] | None]]:
+        """The DM says who heard these lines (`npc_ids`; None: those present in their scene
+        again); each line with who hears it now (None: everyone, a shared campaign). An id
+        that is not a line of this campaign is refused, and nothing changes."""
+        ids = sorted(set(entry_ids))
+        hearers = None if npc_ids is None else sorted(set(npc_ids))
+        with driver_errors("set who heard lines"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                rows = await conn.fetch(SET_HEARERS, self.campaign_id, ids, hearers)
+                missing = sorted(set(ids) - {row["id"] for row in rows})
+                if missing:
+                    raise NotFoundError(
+                        f"No line {', '.join(f'line:{i}' for i in missing[:5])} in campaign "
+                        f"{self.campaign_id!r}. `glyphoxa-mcp session show SESSION` lists the "
+                        "lines with their ids."
+                    )
+        return [
+            (_entry(row), None if row["heard_by"] is None else tuple(row["heard_by"]))
+            for row in sorted(rows, key=lambda r: (r["spoken_at"], r["id"]))
+        ]
+
+    async def hearers(self, session_id: str) -> dict[int, tuple[str, ...] | None]:
+        """Who hears each line of the session (None: everyone, a shared campaign)."""
+        with driver_errors(f"read who heard session {session_id!r}"):
+            rows = await self._pool.fetch(
+                "SELECT id, heard_by FROM session_entries WHERE campaign_id = $1 "
+                "AND session_id = $2",
+                self.campaign_id,
+                session_id,
+            )
+        return {
+            row["id"]: None if row["heard_by"] is None else tuple(row["heard_by"]) for row in rows
+        }
 
     async def speaker_ids(
         self, speaker: str, *, reader: str | None = None, skipping: Collection[str] = ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 import asyncpg
 
@@ -20,6 +21,10 @@ ON CONFLICT (campaign_id, session_id, started_at) DO UPDATE SET
 """
 SELECT_SCENES = f"""
 SELECT {COLUMNS} FROM scenes WHERE campaign_id = $1 AND session_id = $2 ORDER BY started_at
+"""
+
+DELETE_SCENE = """
+DELETE FROM scenes WHERE campaign_id = $1 AND session_id = $2 AND started_at = $3
 """
 
 
@@ -63,3 +68,12 @@ class Scenes:
         with driver_errors(f"read the scenes of session {session_id!r}"):
             rows = await self._pool.fetch(SELECT_SCENES, self.campaign_id, session_id)
         return [_scene(row) for row in rows]
+
+    async def remove(self, session_id: str, started_at: datetime) -> bool:
+        """Remove the scene of the session that started at `started_at`: its lines belong
+        to the scene before it (or to none). Whether there was one."""
+        with driver_errors(f"remove a scene of session {session_id!r}"):
+            status = await self._pool.execute(
+                DELETE_SCENE, self.campaign_id, session_id, started_at
+            )
+        return bool(status.endswith(" 1"))

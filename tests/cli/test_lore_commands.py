@@ -70,7 +70,7 @@ def test_a_dm_adds_a_folder_of_lore_pins_it_and_removes_it(glyphoxa: Cli, librar
     added = data(glyphoxa, "lore", "add", str(secret), "--secret", "--known-by", "Vask")
     assert added["documents"][0]["action"] == "added"
     listed = {d["id"]: d for d in data(glyphoxa, "lore", "list")}
-    assert listed["pact"]["visibility"] == {"secret": True, "known_by": ["vask"]}
+    assert listed["pact"]["visibility"] == {"secret": True, "known_by": ["vask"], "hearsay": []}
     assert listed["law"]["title"] == "Salt Law" and listed["law"]["source_kind"] == "foundry"
     assert "secret, known by vask" in run(glyphoxa, "lore", "list").stdout
 

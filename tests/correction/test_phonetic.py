@@ -130,8 +130,9 @@ def test_the_sample_sessions_get_exactly_their_mishearings_fixed():
     fixes = [
         (c.heard, c.entity)
         for file in ("session-1.jsonl", "session-2.jsonl")
-        for line in bundled(file).splitlines()
-        for c in corrector.correct(json.loads(line)["text"]).corrections
+        for line in map(json.loads, bundled(file).splitlines())
+        if "text" in line  # a scene marker says no line
+        for c in corrector.correct(line["text"]).corrections
     ]
     assert fixes == [("old barrett", "Old Berrit"), ("Bran knock", "Brannoch")]
 

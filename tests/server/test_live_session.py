@@ -125,8 +125,16 @@ async def test_a_live_session_from_first_line_to_its_end(table: Table) -> None:
             for npc, client in (("ysolde", ysolde), ("berrit", berrit)):
                 with pytest.warns(MCPDeprecationWarning):
                     await client.subscribe_resource(f"glyphoxa://npc/{npc}/hot")
+            # The campaign is witnessed: the two NPCs at the table are present from the start.
             started = await call(
-                recorder, "session.start", {"session_id": "live", "title": "Harbour night"}
+                recorder,
+                "session.start",
+                {
+                    "session_id": "live",
+                    "title": "Harbour night",
+                    "started_at": START.isoformat(),
+                    "present": ["Captain Ysolde", "Old Berrit"],
+                },
             )
             assert started == {"session_id": "live", "new": True}
 

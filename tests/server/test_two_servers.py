@@ -67,7 +67,14 @@ async def test_a_line_recorded_through_one_server_reaches_a_subscriber_on_the_ot
             assert base_a != base_b
             with pytest.warns(MCPDeprecationWarning, match="resources/subscribe"):
                 await ysolde.subscribe_resource(HOT)
-            started = await recorder.call_tool("session.start", {"session_id": "night"})
+            started = await recorder.call_tool(
+                "session.start",
+                {
+                    "session_id": "night",
+                    "started_at": "2026-11-20T18:59:00+00:00",
+                    "present": ["ysolde"],  # she hears it: she is at the table
+                },
+            )
             assert not started.is_error, text_of(started.content)
             appended = await recorder.call_tool(
                 "transcript.append",

@@ -6,12 +6,19 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AwareDatetime, Field, StringConstraints
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from glyphoxa_mcp.desk import session_actions
+from glyphoxa_mcp.desk.scene_actions import (
+    line_hearers,
+    remove_scene,
+    session_scenes,
+    set_line_hearers,
+    set_scene,
+)
 from glyphoxa_mcp.desk.secret_actions import keep_lines_to_dm, keep_session_to_dm
 from glyphoxa_mcp.desk.session_actions import (
     get_session,
@@ -54,6 +61,27 @@ class SessionMark(Form):
     dm_only: Literal["yes", "no"]
 
 
+Names = Annotated[str, StringConstraints(max_length=2000)]
+
+
+class SceneEdit(Form):
+    at: AwareDatetime
+    present: Names | None = None
+    location: Annotated[str, StringConstraints(max_length=200)] | None = None
+    title: Annotated[str, StringConstraints(max_length=200)] | None = None
+    remove: Literal["yes"] | None = None
+
+
+class LinesHeard(Form):
+    lines: list[int] = Field(min_length=1, max_length=MAX_MARKED)
+    heard_by: Names | None = None
+    scene: Literal["yes"] | None = None
+
+
+def _names(text: str | None) -> list[str]:
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
 def session_url(campaign: str, session_id: str) -> str:
     return f"/c/{campaign}/sessions/{session_id}"
 
@@ -89,6 +117,8 @@ async def session_page(request: Request) -> Response:
         page = page_holding(index, LINES_PER_PAGE) if index is not None else page
     paging = Paging(page, len(lines), LINES_PER_PAGE)
     shown = paging.of(lines)
+    scenes = await session_scenes(desk, session.id)
+    hearers = await line_hearers(desk, session.id)
     return render(
         request,
         "session.html",
@@ -96,6 +126,8 @@ async def session_page(request: Request) -> Response:
             "session": session,
             "summary_to_review": session.id in await summaries_to_review(desk),
             "lines": [(e, segments(e.raw_text, e.text, e.corrections)) for e in shown],
+            "scenes": scenes,
+            "hearers": hearers,
             "paging": paging,
             "page_url": lambda n: page_link(request.url.path, {"q": wanted.q}, n),
             "q": wanted.q or "",
@@ -165,6 +197,48 @@ async def mark_whole_session(request: Request) -> Response:
     return act.response
 
 
+async def edit_scene(request: Request) -> Response:
+    desk = await campaign_desk(request)
+    session_id = str(request.path_params["session_id"])
+    async with acting(request, session_url(desk.campaign_id, session_id)) as act:
+        form = await act.form(SceneEdit)
+        if form.remove:
+            await remove_scene(desk, session_id, form.at)
+            act.done("The scene is removed: its lines belong to the scene before it.")
+        else:
+            scene = await set_scene(
+                desk,
+                session_id,
+                form.at,
+                present=None if form.present is None else _names(form.present),
+                location=form.location or None,
+                title=form.title or None,
+            )
+            who = ", ".join(scene.present) or "the players only"
+            act.done(
+                f"Scene at {scene.started_at:%H:%M:%S}: {who} present. Its lines are heard again."
+            )
+    return act.response
+
+
+async def set_heard_by(request: Request) -> Response:
+    desk = await campaign_desk(request)
+    session_id = str(request.path_params["session_id"])
+    async with acting(request, session_url(desk.campaign_id, session_id)) as act:
+        form = await act.form(LinesHeard)
+        npcs = None if form.scene else _names(form.heard_by)
+        heard = await set_line_hearers(desk, form.lines, npcs)
+        act.done(
+            f"{counted(len(heard), 'line')} now heard by "
+            + (
+                "those present in their scene."
+                if npcs is None
+                else (", ".join(npcs) or "no NPC") + "."
+            )
+        )
+    return act.response
+
+
 ROUTES = [
     Route("/c/{campaign}/sessions", session_list, methods=["GET"]),
     Route("/c/{campaign}/sessions/{session_id}", session_page, methods=["GET"]),
@@ -174,4 +248,6 @@ ROUTES = [
     ),
     Route("/c/{campaign}/sessions/{session_id}/lines", mark_transcript_lines, methods=["POST"]),
     Route("/c/{campaign}/sessions/{session_id}/dm-only", mark_whole_session, methods=["POST"]),
+    Route("/c/{campaign}/sessions/{session_id}/scenes", edit_scene, methods=["POST"]),
+    Route("/c/{campaign}/sessions/{session_id}/heard-by", set_heard_by, methods=["POST"]),
 ]
