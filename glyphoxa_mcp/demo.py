@@ -12,6 +12,7 @@ from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
 from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.domain.session_summaries import SummaryPart, render_summary
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.domain.wording import counted
 from glyphoxa_mcp.mcp_text import text_of
@@ -53,7 +54,15 @@ async def prepare(db: Database, embedder: Embedder, say: Printer) -> CampaignMem
         )
         processed = await process_session(memory, embedder, session["id"])
         await memory.sessions.end(session["id"], entries[-1].spoken_at)
-        await memory.sessions.set_summary(session["id"], session["summary"], "dm")
+        # The sample's summaries are the DM's, written per scene: an NPC that was not at a
+        # scene reads at most its gist, when word of it reached them.
+        scenes = await memory.scenes.of_session(session["id"])
+        parts = [
+            SummaryPart(scene_started_at=scene.started_at, text=part["summary"], gist=part["gist"])
+            for scene, part in zip(scenes, session["scenes"], strict=True)
+        ]
+        await memory.summary_parts.replace(session["id"], parts)
+        await memory.sessions.set_summary(session["id"], render_summary(parts), "dm")
         say(
             f"Session '{session['title']}': {counted(processed.entries, 'utterance')} in "
             f"{counted(processed.passages, 'passage')}, embedded offline; "
@@ -113,6 +122,27 @@ async def tour(memory: CampaignMemory, embedder: Embedder, say: Printer) -> None
             seen = await _call(client, "memory.query_entities", say, name="Salt Knives")
         names = [e["name"] for e in seen.get("entities", [])]
         say(f"  as {npc}: {names or 'nothing - the Salt Knives are a secret'}")
+
+    say("\n== Who knows what: the Crossing, where only Captain Ysolde was ==")
+    say(
+        "  (The campaign is witnessed: an NPC reads the scenes it was present in; word of a\n"
+        "  scene reaches those tied to a witness, as a rumour, never as its lines.)"
+    )
+    for npc, who in (
+        ("ysolde", "was there"),
+        ("brannoch", "knows Ysolde"),
+        ("berrit", "was not there"),
+    ):
+        async with _client(memory, embedder, Tier.STANDARD, npc) as client:
+            heard = await _call(
+                client, "memory.search_sessions", say, query="wagon ruts salt caves", top_k=3
+            )
+            crossing = await _call(
+                client, "memory.get_session_summary", say, session_id="session-2"
+            )
+        lines = [h for h in heard.get("results", []) if h.get("session_id") == "session-2"]
+        say(f"  as {npc} ({who}): {len(lines)} passages of the Crossing found")
+        say(f"    summary: {crossing.get('summary') or crossing.get('note')}")
 
     say("\n== Hot context for Brannoch (glyphoxa://npc/brannoch/hot) ==")
     async with _client(memory, embedder, Tier.FAST, None) as client:

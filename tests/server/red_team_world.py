@@ -261,6 +261,11 @@ SECRETS = (
         ),
     ),
     Secret(
+        "the plan made at the temple, where only Maelis was (whatever it names)",
+        frozenset({"maelis"}),
+        _pattern(r"cut the bell rope", r"climb the sea wall", r"drowned bell stays silent"),
+    ),
+    Secret(
         "the DM's preparation session (DM-only)",
         frozenset(),
         _pattern(r"session-5", r"Session zero", r"staged the theft", r"Prep:"),
