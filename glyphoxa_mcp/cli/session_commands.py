@@ -319,13 +319,15 @@ def _ended(report: EndReport) -> tuple[dict[str, object], str]:
         "summary_source": report.summary_source,
         "episode": report.episode_id,
         "participants": list(report.participants),
+        "mentioned": list(report.mentioned),
         "extraction": dataclasses.asdict(report.extraction) if report.extraction else None,
         "llm_unreachable": report.llm_unreachable,
         "session_facts_cleared": list(report.session_facts_cleared),
     }
     text = (
         f"Session {report.session_id!r} ended {_day(report.ended_at)}.\n\n{report.summary}\n\n"
-        f"Episode {report.episode_id} links {counted(len(report.participants), 'entity')}."
+        f"Episode {report.episode_id}: {counted(len(report.participants), 'entity')} took part, "
+        f"{counted(len(report.mentioned), 'entity')} mentioned."
         + (_extracted(report.extraction) if report.extraction else "")
     )
     if report.session_facts_cleared:

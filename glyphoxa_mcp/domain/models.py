@@ -331,6 +331,16 @@ class Visibility(Frozen):
         return False, None
 
 
+def narrowest(*visibilities: Visibility) -> Visibility:
+    """Who may know a link between things of these visibilities: no one its ends hide from
+    (those known by everyone add nothing; of the rest, only the NPCs every one names)."""
+    restricted = [v for v in visibilities if v.secret or v.known_by]
+    if not restricted:
+        return Visibility()
+    common = set(restricted[0].known_by).intersection(*(v.known_by for v in restricted[1:]))
+    return Visibility(secret=True, known_by=tuple(sorted(common)))
+
+
 class Provenance(Frozen):
     session_id: str | None = None
     timestamp: AwareDatetime = Field(default_factory=lambda: datetime.now(UTC))

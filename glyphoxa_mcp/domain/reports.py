@@ -96,6 +96,9 @@ class EndReport:
     episode_id: str
     participants: tuple[str, ...]
     extraction: ExtractionReport | None = None
+    mentioned: tuple[str, ...] = ()
+    """Entities only named in the session (linked to its episode as mentioned, not taking
+    part)."""
     llm_unreachable: str | None = None
     session_facts_cleared: tuple[str, ...] = ()
 

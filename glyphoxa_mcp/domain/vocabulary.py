@@ -34,6 +34,9 @@ RELATIONSHIP_TYPES: dict[str, bool] = {
     "QUEST_GIVER": False,
     "CHILD_OF": False,
     "EMPLOYED_BY": False,
+    # Named in a session's lines, without taking part in it (an episode's link to what was
+    # talked about): never part of an NPC's identity.
+    "MENTIONED_IN": False,
 }
 
 BIDIRECTIONAL_TYPES = tuple(t for t, both in RELATIONSHIP_TYPES.items() if both)

@@ -11,6 +11,7 @@ are cleared. Running it again updates the same summary and episode.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -18,8 +19,16 @@ from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id, episode_name
 from glyphoxa_mcp.domain.knowledge import Knowledge
-from glyphoxa_mcp.domain.models import NewEntity, NewRelationship, Provenance
+from glyphoxa_mcp.domain.models import (
+    Entity,
+    Entry,
+    NewEntity,
+    NewRelationship,
+    Provenance,
+    narrowest,
+)
 from glyphoxa_mcp.domain.reports import EndReport, ExtractionReport
+from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.domain.session_summaries import SummaryPart, render_summary
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.domain.wording import counted
@@ -34,7 +43,8 @@ from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
-# Taking part is inferred from speaking or being named: likely, not certain.
+# Taking part is inferred from speaking or being present, a mention from being named:
+# likely, not certain.
 PARTICIPATION = 0.8
 
 
@@ -74,7 +84,6 @@ async def end_session(
         except ProviderError as exc:
             unreachable = str(exc)
     known = [e for e in await memory.queries.entity_names() if e.id != episode_id(session_id)]
-    known_ids = {e.id for e in known}
     names_of = {e.id: e.name for e in known}
     pattern = NamePattern.of_entities(known)
     scenes = await memory.scenes.of_session(session_id)
@@ -94,16 +103,7 @@ async def end_session(
         summary_source = "extractive"
     summary = render_summary(parts)
     end = ended_at or (entries[-1].spoken_at if entries else datetime.now(UTC))
-    said = " ".join(e.text for e in entries)
-    spoke = " ".join(e.speaker_name for e in entries)
-    participants = tuple(
-        dict.fromkeys(
-            [e.npc_id for e in entries if e.npc_id in known_ids]
-            + pattern.owners_in(spoke)
-            + pattern.owners_in(said)
-            + [i for i in (extraction.mentioned if extraction else ()) if i in known_ids]
-        )
-    )
+    links = episode_links(entries, scenes, known, pattern, extraction)
     async with db.transaction() as tx:
         writing = CampaignMemory(tx, campaign_id)
         await writing.sessions.end(session_id, end)
@@ -127,13 +127,11 @@ async def end_session(
             ),
             keep_visibility=True,
         )
-        places = {e.id for e in known if e.type is EntityType.LOCATION}
-        for participant in participants:
-            # A place does not take part; the episode happened there.
-            source, rel_type, target = (
-                (episode.id, "LOCATED_AT", participant)
-                if participant in places
-                else (participant, "PARTICIPATED_IN", episode.id)
+        by_id = {e.id: e for e in known}
+        for entity_id, rel_type in links:
+            # A place does not take part or get mentioned in it: the episode happened there.
+            source, target = (
+                (episode.id, entity_id) if rel_type == "LOCATED_AT" else (entity_id, episode.id)
             )
             await writing.graph.propose_relationship(
                 NewRelationship(
@@ -143,6 +141,9 @@ async def end_session(
                     provenance=Provenance(
                         session_id=session_id, confidence=PARTICIPATION, source="inferred"
                     ),
+                    # Never known more widely than the entity it links: a secret faction
+                    # named at the table is not "known by everyone" through its episode.
+                    visibility=narrowest(by_id[entity_id].visibility, episode.visibility),
                 )
             )
         if session.dm_only:
@@ -155,8 +156,41 @@ async def end_session(
         summary,
         summary_source,
         episode.id,
-        participants,
+        tuple(entity_id for entity_id, rel_type in links if rel_type == "PARTICIPATED_IN"),
         extraction,
+        mentioned=tuple(entity_id for entity_id, rel_type in links if rel_type == "MENTIONED_IN"),
         llm_unreachable=unreachable,
         session_facts_cleared=tuple(cleared),
+    )
+
+
+def episode_links(
+    entries: Sequence[Entry],
+    scenes: Sequence[Scene],
+    known: Sequence[Entity],
+    pattern: NamePattern,
+    extraction: ExtractionReport | None,
+) -> list[tuple[str, str]]:
+    """How each known entity the session involved is linked to its episode: PARTICIPATED_IN
+    for who spoke or was present in a scene, LOCATED_AT (from the episode) for where its
+    scenes were, MENTIONED_IN for what was only named (in its lines, or by extraction).
+    (pure)"""
+    by_id = {e.id: e for e in known}
+    people = (EntityType.NPC, EntityType.PLAYER)
+    spoke = " ".join(e.speaker_name for e in entries)
+    took_part = dict.fromkeys(
+        [e.npc_id for e in entries if e.npc_id in by_id]
+        + [e.speaker_id for e in entries if e.speaker_id in by_id]
+        + pattern.owners_in(spoke)
+        + [npc for scene in scenes for npc in scene.present if npc in by_id]
+    )
+    took_part = {i: None for i in took_part if by_id[i].type in people}
+    settings = dict.fromkeys(scene.location_id for scene in scenes if scene.location_id in by_id)
+    named = pattern.owners_in(" ".join(e.text for e in entries))
+    named += [i for i in (extraction.mentioned if extraction else ()) if i in by_id]
+    mentioned = dict.fromkeys(i for i in named if i not in took_part and i not in settings)
+    return (
+        [(i, "PARTICIPATED_IN") for i in took_part]
+        + [(i, "LOCATED_AT") for i in settings]
+        + [(i, "MENTIONED_IN") for i in mentioned]
     )

@@ -15,6 +15,7 @@ _TEMPLATES = {
     "QUEST_GIVER": "{source} gives the quest {target}",
     "CHILD_OF": "{source} is a child of {target}",
     "EMPLOYED_BY": "{source} is employed by {target}",
+    "MENTIONED_IN": "{source} was mentioned in {target}",
 }
 
 

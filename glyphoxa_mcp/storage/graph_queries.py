@@ -47,6 +47,8 @@ from glyphoxa_mcp.storage.sql_parts import (
 )
 
 MAX_DEPTH = 5
+# Links that say nothing of who an entity is: left out of its identity (the hot context).
+NOT_IDENTITY = ("MENTIONED_IN",)
 # What `entity_names` reads of an entity (alias `e`): its names, and for an episode what names
 # it without its title (session and date), with who may know it.
 NAME_COLUMNS = f"""
@@ -228,7 +230,10 @@ class GraphQueries:
         NPC itself may know.
         """
         found = await self.snapshots(
-            [entity_id], npc_id=npc_id, max_relationships=max_relationships
+            [entity_id],
+            npc_id=npc_id,
+            max_relationships=max_relationships,
+            leaving_out=NOT_IDENTITY,
         )
         if not found:
             raise NotFoundError(f"No entity {entity_id!r} in campaign {self.campaign_id!r}.")
@@ -241,11 +246,14 @@ class GraphQueries:
         npc_id: str | None = None,
         max_relationships: int = 100,
         include_facts: bool = True,
+        leaving_out: Sequence[str] = (),
     ) -> list[IdentitySnapshot]:
-        """Entities with their relationships (and current facts), in the order asked, in one
-        statement; entities the NPC may not know are left out."""
+        """Entities with their relationships (but those of the types `leaving_out`, and
+        current facts), in the order asked, in one statement; entities the NPC may not know
+        are left out."""
         params = Params(self.campaign_id, list(entity_ids))
         npc = params.add(npc_id)
+        skipped = params.add(list(leaving_out))
         other_id = "CASE WHEN r.source_id = e.id THEN r.target_id ELSE r.source_id END"
         bidirectional = params.add(list(BIDIRECTIONAL_TYPES))
         facts = "'[]'::json"
@@ -278,6 +286,7 @@ class GraphQueries:
                             WHERE r.campaign_id = $1
                               AND (r.source_id = e.id OR (r.target_id = e.id
                                    AND NOT r.rel_type = ANY({bidirectional}::text[])))
+                              AND NOT r.rel_type = ANY({skipped}::text[])
                               AND {visible("r", npc)}
                             ORDER BY r.rel_type, other_id, r.id
                             -- Sorted before the join (the planner, expecting a dozen rows,

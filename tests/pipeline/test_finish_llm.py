@@ -126,7 +126,9 @@ async def test_an_llm_extracts_into_the_graph_with_provenance_and_writes_the_sum
     extraction = report.extraction
     assert extraction is not None
     assert (extraction.entities_added, extraction.entities_held) == (("osric",), ("the-letter",))
-    assert "vask" in extraction.mentioned and "vask" in report.participants
+    # Vask is only talked about: mentioned in the session, not taking part in it.
+    assert "vask" in extraction.mentioned and "vask" in report.mentioned
+    assert "vask" not in report.participants
     # The relationship to an unknown "Nobody" and the nameless entity are dropped.
     assert (extraction.relationships, extraction.facts, extraction.dropped) == (1, 2, 2)
     first, _, third = await semantic_memory.log.entries("s1")
