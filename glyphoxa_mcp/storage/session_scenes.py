@@ -12,10 +12,15 @@ from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.scenes import Scene
 
 COLUMNS = "session_id, started_at, location_id, present, title, word"
-# A scene is its session and its start: recording it again replaces what it says.
-RECORD_SCENE = """
+# A scene is its session and its start: recording it again replaces what it says. All in
+# one statement, so that the triggers placing each line in its scene see every new scene at
+# once (one at a time, a line of the second would first be placed in the first).
+RECORD_SCENES = """
 INSERT INTO scenes (campaign_id, session_id, started_at, location_id, present, title)
-VALUES ($1, $2, $3, $4, $5, $6)
+SELECT $1, s.session_id, s.started_at, s.location_id,
+       ARRAY(SELECT jsonb_array_elements_text(s.present)), s.title
+FROM jsonb_to_recordset($2::jsonb)
+     AS s(session_id text, started_at timestamptz, location_id text, present jsonb, title text)
 ON CONFLICT (campaign_id, session_id, started_at) DO UPDATE SET
     location_id = EXCLUDED.location_id, present = EXCLUDED.present, title = EXCLUDED.title
 """
@@ -48,20 +53,20 @@ class Scenes:
         """Store scenes (in one transaction), each replacing one of its session and start."""
         if not scenes:
             return
+        # One row per scene: the last given for a start wins, as recording it again would.
+        latest = {(scene.session_id, scene.started_at): scene for scene in scenes}
         rows = [
-            (
-                self.campaign_id,
-                scene.session_id,
-                scene.started_at,
-                scene.location_id,
-                list(scene.present),
-                scene.title,
-            )
-            for scene in scenes
+            {
+                "session_id": scene.session_id,
+                "started_at": scene.started_at.isoformat(),
+                "location_id": scene.location_id,
+                "present": list(scene.present),
+                "title": scene.title,
+            }
+            for scene in latest.values()
         ]
         with driver_errors(f"store {len(rows)} scenes"):
-            async with self._pool.acquire() as conn, conn.transaction():
-                await conn.executemany(RECORD_SCENE, rows)
+            await self._pool.execute(RECORD_SCENES, self.campaign_id, rows)
 
     async def of_session(self, session_id: str) -> list[Scene]:
         """The session's scenes, in the order they started."""

@@ -91,14 +91,18 @@ async def test_a_line_is_heard_by_those_present_in_its_scene_and_by_who_said_it(
     assert await heard_by(memory) == {
         "Our plan: the cellar at midnight.": ["brannoch"],
         "I will leave the plan and the door open.": ["brannoch"],
-        "The plan changes: we go by the river.": ["ysolde"],
+        # Berrit speaks in that scene: he was there, and heard what was said in it.
+        "The plan changes: we go by the river.": ["berrit", "ysolde"],
         "Nobody asked me about the plan.": ["berrit", "ysolde"],
     }
     assert await readable(memory, "brannoch") == {
         "Our plan: the cellar at midnight.",
         "I will leave the plan and the door open.",
     }
-    assert await readable(memory, "berrit") == {"Nobody asked me about the plan."}
+    assert await readable(memory, "berrit") == {
+        "The plan changes: we go by the river.",
+        "Nobody asked me about the plan.",
+    }
     assert await readable(memory, "maelis") == set()
     # The DM reads every line.
     assert len(await memory.log.search("plan", SearchFilters(), limit=50)) == 4
@@ -253,3 +257,27 @@ async def test_what_a_scene_taught_is_known_to_its_witnesses_and_heard_of_by_the
     assert facts[decided.id].visibility.known_by == ()  # the DM's: left as the DM wrote it
     # Taught once: the DM narrowing it afterwards is not undone.
     assert await memory.curation.teach_witnessed("s1") == 0
+
+
+async def test_an_npc_who_speaks_in_a_scene_is_present_in_it_and_only_in_it(
+    db: Database,
+) -> None:
+    memory = await sample(db)
+    await memory.log.append_many(
+        "s1",
+        [
+            said(1, "Brannoch", "The plan is the cellar.", "brannoch"),
+            said(11, "Captain Ysolde", "The plan is the river.", "ysolde"),
+        ],
+    )
+    # Scenes recorded after their lines, together (a transcript's): each speaker joins the
+    # scene it spoke in, not the first one recorded.
+    await memory.scenes.record([scene(0, location="red-kettle"), scene(10, "berrit")])
+    inn, later = await memory.scenes.of_session("s1")
+    assert (inn.present, later.present) == (("brannoch",), ("berrit", "ysolde"))
+    # A line said later in a scene brings its speaker in; the DM taking it out stands.
+    await memory.log.append_many("s1", [said(12, "Maelis", "What plan?", "maelis")])
+    assert "maelis" in (await memory.scenes.of_session("s1"))[1].present
+    await memory.scenes.record([scene(0, location="red-kettle")])
+    assert (await memory.scenes.of_session("s1"))[0].present == ()
+    assert await readable(memory, "brannoch") == {"The plan is the cellar."}
