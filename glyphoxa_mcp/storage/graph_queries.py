@@ -12,6 +12,7 @@ from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.entity_names import EntityChanges
 from glyphoxa_mcp.domain.episodes import EPISODE_PREFIX
 from glyphoxa_mcp.domain.models import (
+    NO_FILTERS,
     ChunkInContext,
     ChunkMatch,
     Entity,
@@ -19,6 +20,7 @@ from glyphoxa_mcp.domain.models import (
     FactMatch,
     IdentitySnapshot,
     Neighbour,
+    SearchFilters,
     Subgraph,
     checked_embedding,
     checked_query,
@@ -39,6 +41,7 @@ from glyphoxa_mcp.storage.knowledge_graph import (
 from glyphoxa_mcp.storage.semantic_index import CHUNK_COLUMNS, chunk_from_row
 from glyphoxa_mcp.storage.sql_parts import (
     Params,
+    chunk_conditions,
     entity_visible,
     may_read,
     or_tsquery,
@@ -411,9 +414,11 @@ class GraphQueries:
         depth: int = 1,
         k: int = 10,
         npc_id: str | None = None,
+        filters: SearchFilters = NO_FILTERS,
     ) -> list[ChunkInContext]:
-        """GraphRAG over L2: chunks that mention an entity within `depth` hops of the anchors,
-        ranked by cosine distance to `embedding`."""
+        """GraphRAG over L2: chunks that mention an entity within `depth` hops of the anchors
+        (walked as `npc_id` knows the graph), of those `filters` keep (a session, speakers,
+        times, what the reader may read), ranked by cosine distance to `embedding`."""
         vector = checked_embedding(embedding, self.dimension)
         params = Params(self.campaign_id)
         walk = walk_cte(params, anchors=anchor_ids, depth=depth, npc_id=npc_id)
@@ -430,7 +435,7 @@ class GraphQueries:
             ) linked
             WHERE c.campaign_id = $1
               AND c.entity_ids && (SELECT coalesce(array_agg(id), '{{}}') FROM scope)
-              AND {may_read("c", params.add(npc_id))}
+              AND {where(chunk_conditions(filters, params, "c"))}
             ORDER BY distance, c.id
             LIMIT {params.add(k)}
         """

@@ -284,7 +284,8 @@ class HotLayer:
         rumours = self.reader.rumours
         for related in snapshot.relationships:
             rel = related.relationship
-            unconfirmed = rumours.is_rumour(rel.provenance)
+            # What the NPC only heard of (word of a scene it was not at) is a rumour to it.
+            unconfirmed = rumours.is_rumour(rel.provenance) or rel.visibility.heard_of_by(npc.id)[0]
             lines.append(
                 Line(
                     seen_from(npc.name, related) + _marks(rel.visibility.secret, unconfirmed),
@@ -293,7 +294,9 @@ class HotLayer:
             )
         count = len(snapshot.facts)
         for position, fact in enumerate(snapshot.facts):
-            unconfirmed = rumours.is_rumour(fact.provenance)
+            unconfirmed = (
+                rumours.is_rumour(fact.provenance) or fact.visibility.heard_of_by(npc.id)[0]
+            )
             # Newer facts matter more; confident ones more than rumours.
             relevance = 1.0 + fact.provenance.confidence / 2 + position / max(count, 1) / 2
             lines.append(Line(fact.text + _marks(fact.visibility.secret, unconfirmed), relevance))

@@ -322,13 +322,9 @@ class SessionSearch:
         if not named:
             return []
         found = await self.memory.queries.chunks_near_entities(
-            named, embedding, depth=1, k=k, npc_id=self.npc_id
+            named, embedding, depth=1, k=k, npc_id=self.npc_id, filters=self.filters
         )
-        return [
-            item.match.chunk
-            for item in found
-            if self.filters.session_id in (None, item.match.chunk.session_id)
-        ]
+        return [item.match.chunk for item in found]
 
     def _hits(
         self,

@@ -131,6 +131,19 @@ async def test_deep_expands_through_the_graph(connect_semantic: Connect) -> None
     assert all("graph" not in h["matched_by"] for h in standard["results"])
 
 
+async def test_deep_expansion_keeps_the_calls_filters(connect_semantic: Connect) -> None:
+    """The passages found through the graph are of the speaker asked for, as the others."""
+    async with connect_semantic(tier=Tier.DEEP) as client:
+        unfiltered = await call(client, TOOL, query="What do we know about Vask?", top_k=5)
+        grimjaw = await call(
+            client, TOOL, query="What do we know about Vask?", top_k=5, speaker="Grimjaw"
+        )
+    assert any(
+        "graph" in h["matched_by"] and "Grimjaw:" not in h["text"] for h in unfiltered["results"]
+    )
+    assert grimjaw["results"] and all("Grimjaw:" in h["text"] for h in grimjaw["results"])
+
+
 async def test_top_k_is_clamped_and_a_blank_query_returns_a_note(connect_semantic: Connect) -> None:
     async with connect_semantic() as client:
         many = await call(client, TOOL, query="caravan", top_k=900)
