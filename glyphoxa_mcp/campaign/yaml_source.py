@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from glyphoxa_mcp.bounded_input import MAX_DEPTH, check_length
 from glyphoxa_mcp.campaign.file_format import ENTRY_LISTS, CampaignFile, Origin
 from glyphoxa_mcp.campaign.problems import FileProblems, Path, Problem, field_name
+from glyphoxa_mcp.domain.wording import rule_of
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import compact
 
@@ -277,7 +278,7 @@ def _entry_by_entry(
         try:
             CampaignFile.model_validate({key: [] if key in ENTRY_LISTS else value})
         except ValidationError as exc:
-            problems += [problem((key, *e["loc"][1:]), e["msg"]) for e in exc.errors()]
+            problems += [problem((key, *e["loc"][1:]), rule_of(e)) for e in exc.errors()]
             continue
         if key not in ENTRY_LISTS:
             top[key] = value
@@ -298,7 +299,7 @@ def _entry_by_entry(
                 positions.append(position)
             except ValidationError as exc:
                 errors = exc.errors()
-                problems += [problem((key, position, *e["loc"]), e["msg"]) for e in errors]
+                problems += [problem((key, position, *e["loc"]), rule_of(e)) for e in errors]
                 if isinstance(entry, dict):
                     broken = {e["loc"][0] for e in errors if e["loc"]}
                     fields = {k: v for k, v in entry.items() if k not in broken}

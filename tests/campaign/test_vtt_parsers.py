@@ -169,11 +169,11 @@ def test_every_mistake_of_a_foundry_world_is_reported_at_its_place_in_one_run() 
         parse_foundry(WORLD_WITH_MISTAKES, "world.json")
     assert str(caught.value).splitlines() == [
         "world.json has 5 problems; nothing was stored:",
-        "world.json:4:27: actors[1].name: Value error, must not contain NUL characters",
+        "world.json:4:27: actors[1].name: must not contain NUL characters",
         "world.json:7:12: items: should be a list of documents.",
         "world.json:9:48: scenes[0].navName: String should have at most 200 characters",
         "world.json:10:27: scenes[1].name: String should have at most 200 characters",
-        "world.json:12:58: journal[2].name: Value error, must not contain NUL characters",
+        "world.json:12:58: journal[2].name: must not contain NUL characters",
     ]
 
 

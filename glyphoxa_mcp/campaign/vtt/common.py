@@ -15,6 +15,7 @@ from glyphoxa_mcp.bounded_input import line_column, load_json
 from glyphoxa_mcp.campaign.problems import Path, Problem, field_name, refuse
 from glyphoxa_mcp.domain.models import NewEntity
 from glyphoxa_mcp.domain.vocabulary import EntityType, slugify
+from glyphoxa_mcp.domain.wording import rule_of
 
 MAX_TEXT = 4000
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -185,7 +186,7 @@ class ExportReader:
             for error in exc.errors():
                 at = name_field if error["loc"] and error["loc"][0] == "name" else None
                 path = (key, position, at) if at else (key, position)
-                self.problems.append(self.places.problem(path, error["msg"]))
+                self.problems.append(self.places.problem(path, rule_of(error)))
             return
         self.result.entities.append(Imported(str(document.get(ref_key) or entity.id), entity))
 

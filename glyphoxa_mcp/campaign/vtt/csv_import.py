@@ -17,6 +17,7 @@ from glyphoxa_mcp.campaign.problems import Problem, refuse
 from glyphoxa_mcp.campaign.vtt.common import Ids, Imported, ImportResult
 from glyphoxa_mcp.domain.models import NewEntity
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN, EntityType
+from glyphoxa_mcp.domain.wording import rule_of
 from glyphoxa_mcp.errors import InvalidInputError
 
 TYPES = ", ".join(t.value for t in EntityType)
@@ -108,7 +109,7 @@ def parse_csv(text: str, source: str = "entities.csv") -> ImportResult:
         except ValidationError as exc:
             for error in exc.errors():
                 column = str(error["loc"][0]) if error["loc"] else "name"
-                problems.append(at(column if column in header else "name", error["msg"]))
+                problems.append(at(column if column in header else "name", rule_of(error)))
             continue
         result.entities.append(Imported(entity.id or name, entity))
     refuse(source, problems)
