@@ -16,6 +16,7 @@ from glyphoxa_mcp.domain.models import (
     Neighbour,
     SessionFact,
 )
+from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.recall.hot_budgets import (
@@ -213,29 +214,32 @@ class HotLayer:
 
     async def _recent_entries(
         self, session_id: str | None, npc_id: str, withheld: frozenset[str]
-    ) -> tuple[str | None, list[Entry], list[SessionFact]]:
-        """The session (the latest when none is named), its last minutes of talk and the
-        session facts shown to the NPC."""
+    ) -> tuple[str | None, list[Entry], list[SessionFact], Scene | None]:
+        """The session (the latest when none is named), its last minutes of talk, the
+        session facts shown to the NPC, and the scene being played when the NPC is in it."""
         session_id = await self._session(session_id, withheld)
         if session_id is None:
-            return None, [], []
+            return None, [], [], None
         window = timedelta(minutes=self.budgets.transcript_minutes)
-        entries, facts = await concurrently(
+        entries, facts, scenes = await concurrently(
             # The prompt of an NPC never holds what the DM keeps to themselves.
             lambda: self.memory.log.recent(session_id, window=window, reader=npc_id),
             lambda: self.memory.session_facts.shown_to(session_id, npc_id),
+            lambda: self.memory.scenes.of_session(session_id),
         )
-        return session_id, entries, list(facts)
+        # The scene being played, when the NPC is in it: where it is and who is with it.
+        current = scenes[-1] if scenes and npc_id in scenes[-1].present else None
+        return session_id, entries, list(facts), current
 
     async def build(self, npc_id: str, session_id: str | None) -> HotContext:
         self._speaks_for(npc_id)
         as_npc = await self.reader.of_npc(npc_id).reading()
         withheld = await as_npc.withheld_sessions()
-        known, (session_id, entries, facts) = await concurrently(
+        known, (session_id, entries, facts, current) = await concurrently(
             lambda: self.npc_knowledge(as_npc, withheld),
             lambda: self._recent_entries(session_id, npc_id, withheld),
         )
-        npc, identity, location = known.snapshot.entity, known.identity, known.location
+        npc, identity = known.snapshot.entity, known.identity
         lines, speakers = _heard(entries, known.scope)
         transcript_lines, dropped = fit_newest(
             [f"{line.speaker}: {line.text}" for line in lines], self.budgets.transcript_tokens
@@ -246,7 +250,7 @@ class HotLayer:
             self.budgets.transcript_tokens,
             dropped,
         )
-        scene, present = self._scene(known, speakers)
+        scene, present, location = self._scene(known, speakers, current)
         # A session fact naming someone hidden from the NPC is not shown to it.
         shown = [f.text for f in facts if not known.scope.redactor.mentions_hidden(f.text)]
         fact_lines, dropped_facts = fit_newest(shown, self.budgets.session_facts_tokens)
@@ -312,22 +316,33 @@ class HotLayer:
         )
 
     def _scene(
-        self, known: NpcKnowledge, speaking_npcs: list[str]
-    ) -> tuple[Section, list[EntityRef]]:
+        self, known: NpcKnowledge, speaking_npcs: list[str], current: Scene | None
+    ) -> tuple[Section, list[EntityRef], Entity | None]:
+        """Where the NPC is and who is with it: the scene being played when it is in it (its
+        place and those present, as far as the NPC may know them), else where it lives and
+        who is around there."""
+        by_id = known.scope.by_id
+        location, place_lines = known.location, list(known.place_lines)
         present = dict(known.there)
+        if current is not None:
+            present = {i: by_id[i] for i in current.present if i in by_id}
+            at = by_id.get(current.location_id) if current.location_id else None
+            if at is not None and (location is None or at.id != location.id):
+                location, place_lines = at, []  # its description is its home's
         for npc_id in speaking_npcs:
-            if npc_id in known.scope.by_id:
-                present.setdefault(npc_id, known.scope.by_id[npc_id])
+            if npc_id in by_id:
+                present.setdefault(npc_id, by_id[npc_id])
         present.pop(known.snapshot.entity.id, None)
-        lines = list(known.place_lines)
+        lines = place_lines
         if present:
             lines.append(Line("Present: " + ", ".join(e.name for e in present.values()), 2.5))
         lines += known.quest_lines
-        header = "Location: " + (known.location.name if known.location else "unknown")
+        header = "Location: " + (location.name if location else "unknown")
         kept, dropped = fit_by_relevance(header, lines, self.budgets.scene_tokens)
         return (
             section(header, kept, self.budgets.scene_tokens, dropped),
             [_ref(e) for e in present.values()],
+            location,
         )
 
 

@@ -125,3 +125,19 @@ async def test_a_shared_campaign_reads_as_before_witnessing(
         summary = await view(sample, npc, offline_embedder).session_summary(CROSSING)
         assert summary.summary is not None and "wagon ruts" in summary.summary
         assert summary.scenes is None
+
+
+async def test_the_hot_context_is_where_the_scene_is_with_who_is_there(
+    sample: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    """Ysolde lives in Saltmere; the Crossing's scene has her there, with the players only.
+    At the Red Kettle, Brannoch's scene has Old Berrit and Ilvenna with him."""
+    ysolde = await view(sample, None, offline_embedder).hot_context("ysolde", CROSSING)
+    assert ysolde.location is not None and ysolde.location.name == "Greywater Crossing"
+    assert ysolde.present == []
+    brannoch = await view(sample, None, offline_embedder).hot_context("brannoch", "session-1")
+    assert {e.name for e in brannoch.present} == {"Old Berrit", "Ilvenna"}
+    assert "Location: Red Kettle" in brannoch.prompt
+    # Not in the scene being played: where it lives, as before scenes.
+    berrit = await view(sample, None, offline_embedder).hot_context("berrit", CROSSING)
+    assert berrit.location is not None and berrit.location.name == "Red Kettle"
