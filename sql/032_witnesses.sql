@@ -129,6 +129,9 @@ CREATE TRIGGER chunks_heard_by
 CREATE FUNCTION glyphoxa_hear_session(campaign text, session text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- One at a time per session (a DM's scene change while the recorder brings a new
+    -- speaker): each rewrites the same rows, in no set order.
+    PERFORM pg_advisory_xact_lock(hashtextextended('glyphoxa hear ' || campaign || '/' || session, 0));
     UPDATE session_entries e SET heard_by = n.heard_by
     FROM (SELECT x.id, glyphoxa_line_heard_by(x.campaign_id, x.session_id, x.spoken_at,
                                               x.npc_id, x.speaker_id, x.heard_by_dm) AS heard_by

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import anyio
 import pytest
 
 from glyphoxa_mcp.campaign.loader import load_campaign
@@ -281,3 +282,30 @@ async def test_an_npc_who_speaks_in_a_scene_is_present_in_it_and_only_in_it(
     await memory.scenes.record([scene(0, location="red-kettle")])
     assert (await memory.scenes.of_session("s1"))[0].present == ()
     assert await readable(memory, "brannoch") == {"The plan is the cellar."}
+
+
+async def test_scenes_changed_while_lines_arrive_leave_every_line_heard_right(
+    db: Database,
+) -> None:
+    """A DM changing scenes while the recorder appends lines of new speakers: both hear the
+    session again, one at a time, and what is stored is what hearing it from nothing gives."""
+    memory = await sample(db)
+    npcs = ["brannoch", "berrit", "ysolde", "maelis", "ilvenna", "wendrith"]
+
+    async def record(index: int) -> None:
+        npc = npcs[index % len(npcs)]
+        await memory.log.append_many("s1", [said(index, npc.title(), f"Line {index}.", npc)])
+
+    async def rescene(index: int) -> None:
+        await memory.scenes.record([scene(index, npcs[(index + 1) % len(npcs)])])
+
+    async with anyio.create_task_group() as group:
+        for index in range(12):
+            group.start_soon(record, index)
+            group.start_soon(rescene, index)
+    stored = await db.pool.fetch(
+        "SELECT heard_by, glyphoxa_line_heard_by(campaign_id, session_id, spoken_at, npc_id, "
+        "speaker_id, heard_by_dm) AS again FROM session_entries WHERE campaign_id = 'demo'"
+    )
+    assert len(stored) == 12
+    assert all(row["heard_by"] == row["again"] for row in stored)
