@@ -126,12 +126,20 @@ CREATE TRIGGER chunks_heard_by
 
 -- A session's lines and passages heard again (its scenes, its speakers or the campaign's
 -- setting changed): only rows whose readers change are written.
+-- Who hears a session's lines is worked out one transaction at a time per session, and by
+-- what that transaction sees once it holds the turn: the triggers of new lines, new passages
+-- and changed scenes each take it, then read afresh (a statement after the lock has a new
+-- snapshot). Without it a scene changed while a line is added would be missed by both: each
+-- works out its rows without the other's, not yet committed.
+CREATE FUNCTION glyphoxa_hearing_turn(campaign text, session text) RETURNS void
+LANGUAGE sql AS $$
+    SELECT pg_advisory_xact_lock(hashtextextended('glyphoxa hear ' || campaign || '/' || session, 0))
+$$;
+
 CREATE FUNCTION glyphoxa_hear_session(campaign text, session text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    -- One at a time per session (a DM's scene change while the recorder brings a new
-    -- speaker): each rewrites the same rows, in no set order.
-    PERFORM pg_advisory_xact_lock(hashtextextended('glyphoxa hear ' || campaign || '/' || session, 0));
+    PERFORM glyphoxa_hearing_turn(campaign, session);
     UPDATE session_entries e SET heard_by = n.heard_by
     FROM (SELECT x.id, glyphoxa_line_heard_by(x.campaign_id, x.session_id, x.spoken_at,
                                               x.npc_id, x.speaker_id, x.heard_by_dm) AS heard_by
@@ -217,12 +225,48 @@ BEGIN
     LOOP
         PERFORM glyphoxa_hear_session(joined.campaign_id, joined.session_id);
     END LOOP;
+    -- The new lines once more, in their session's turn (see glyphoxa_hearing_turn).
+    FOR joined IN
+        SELECT DISTINCT r.campaign_id, r.session_id FROM added_rows r
+        WHERE glyphoxa_witnessed(r.campaign_id) ORDER BY 1, 2
+    LOOP
+        PERFORM glyphoxa_hearing_turn(joined.campaign_id, joined.session_id);
+    END LOOP;
+    UPDATE session_entries e SET heard_by = n.heard_by
+    FROM (SELECT r.id, glyphoxa_line_heard_by(r.campaign_id, r.session_id, r.spoken_at,
+                                              r.npc_id, r.speaker_id, r.heard_by_dm) AS heard_by
+          FROM added_rows r WHERE glyphoxa_witnessed(r.campaign_id)) n
+    WHERE e.id = n.id AND e.heard_by IS DISTINCT FROM n.heard_by;
     RETURN NULL;
 END $$;
 
 CREATE TRIGGER session_entries_speakers AFTER INSERT ON session_entries
     REFERENCING NEW TABLE AS added_rows FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_lines_added();
+
+-- New passages once more, in their session's turn (see glyphoxa_hearing_turn).
+CREATE FUNCTION glyphoxa_passages_added() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    joined record;
+BEGIN
+    FOR joined IN
+        SELECT DISTINCT r.campaign_id, r.session_id FROM added_rows r
+        WHERE r.session_id IS NOT NULL AND glyphoxa_witnessed(r.campaign_id) ORDER BY 1, 2
+    LOOP
+        PERFORM glyphoxa_hearing_turn(joined.campaign_id, joined.session_id);
+    END LOOP;
+    UPDATE chunks c SET heard_by = n.heard_by
+    FROM (SELECT r.id, glyphoxa_chunk_heard_by(r.campaign_id, r.session_id, r.entry_ids,
+                                               r.started_at, r.ended_at) AS heard_by
+          FROM added_rows r
+          WHERE r.session_id IS NOT NULL AND glyphoxa_witnessed(r.campaign_id)) n
+    WHERE c.id = n.id AND c.heard_by IS DISTINCT FROM n.heard_by;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER chunks_heard_again AFTER INSERT ON chunks
+    REFERENCING NEW TABLE AS added_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_passages_added();
 
 -- A line the DM gave new hearers: the passages holding it follow.
 CREATE FUNCTION glyphoxa_line_hearers_changed() RETURNS trigger LANGUAGE plpgsql AS $$
