@@ -89,6 +89,8 @@ PAGES = [
     "/c/demo/sessions/session-2",
     "/c/demo/entities",
     "/c/demo/entities/brannoch",
+    "/c/demo/as-npc?npc=brannoch",
+    "/c/demo/as-npc?npc=berrit",
 ]
 
 
