@@ -5,6 +5,9 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
+
+from glyphoxa_mcp.web.routes import as_npc
 from tests.web.conftest import DeskClient
 
 
@@ -191,3 +194,21 @@ async def test_search_ranks_what_holds_more_of_the_words_first(reading_desk: Des
     both = [line for line in lines if "iron caravan" in line]
     assert len(both) == 2 and lines[:2] == both
     assert listed(page.text, "found-entities")[0].startswith("The Missing Caravan")
+
+
+async def test_with_more_npcs_than_listed_the_npc_is_picked_by_typing_its_name(
+    reading_desk: DeskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(as_npc, "NPCS_LISTED", 3)
+
+    page = await reading_desk.get("/c/demo/as-npc", params={"npc": "ysolde"})
+
+    text = html.unescape(page.text)
+    assert '<input type="text" name="npc" value="Captain Ysolde" list="npc-names"' in text
+    names = text.split('<datalist id="npc-names">', 1)[1].split("</datalist>", 1)[0]
+    assert re.findall(r'<option value="([^"]+)">', names) == [
+        "Brannoch",
+        "Captain Ysolde",
+        "Dovrek",
+    ]
+    assert "What Captain Ysolde reads first" in text
