@@ -29,6 +29,23 @@ class ReviewRow:
         return self.item.kind
 
 
+@dataclass(frozen=True)
+class ReviewColumns:
+    """The columns a page of rows fills: one that no row on the page has a value for is
+    left out, header and all (held imports have no confidence; rumours from a campaign
+    file, no session)."""
+
+    confidence: bool
+    session: bool
+
+
+def review_columns(rows: Sequence[ReviewRow]) -> ReviewColumns:
+    return ReviewColumns(
+        confidence=any(row.confidence is not None for row in rows),
+        session=any(row.session_id for row in rows),
+    )
+
+
 def review_rows(
     queue: ReviewQueue, pending: Sequence[PendingEntity], names: Mapping[str, str]
 ) -> list[ReviewRow]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from pathlib import Path
 
@@ -21,6 +22,19 @@ def when(moment: datetime | None) -> str:
 
 def percent(confidence: float | None) -> str:
     return "" if confidence is None else f"{confidence:.0%}"
+
+
+# A text box shows at least this many lines, to write in, and at most this many before it
+# scrolls (the DM can drag it taller).
+FEWEST_ROWS = 3
+MOST_ROWS = 40
+
+
+def text_rows(text: str | None, columns: int) -> int:
+    """Lines a text box `columns` characters wide needs to show all of `text` and a line to
+    write on, between FEWEST_ROWS and MOST_ROWS."""
+    wrapped = sum(max(1, math.ceil(len(line) / columns)) for line in (text or "").split("\n"))
+    return min(max(wrapped + 1, FEWEST_ROWS), MOST_ROWS)
 
 
 def who_knows(visibility: Visibility, names: dict[str, str] | None = None) -> str:
@@ -43,5 +57,6 @@ def make_templates() -> Jinja2Templates:
     env.filters["when"] = when
     env.filters["percent"] = percent
     env.filters["who_knows"] = who_knows
+    env.filters["text_rows"] = text_rows
     env.filters["counted"] = counted
     return Jinja2Templates(env=env)

@@ -1,7 +1,8 @@
 """The desk in a real headless Chromium (Debian's `chromium` and `chromium-driver`), served by
 `glyphoxa-mcp web` as a DM runs it: screenshots of each page at a laptop's size, the review
-flow end to end, and a secret toggled on an entity's page, then checked through an
-NPC-scoped MCP call. One browser and one server for the module.
+flow end to end, a secret toggled on an entity's page, then checked through an NPC-scoped
+MCP call, an NPC looked at with the keyboard alone, and the summary box sized to its text.
+One browser and one server for the module.
 
 Screenshots go to tests/web/screenshots/; with GLYPHOXA_DOCS_SCREENSHOT=1 the review page's
 is also written to docs/images/dm-desk.png, the README's picture of the desk. Without
@@ -29,6 +30,7 @@ from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions
@@ -267,3 +269,51 @@ async def test_a_secret_set_on_an_entitys_page_is_hidden_from_an_npc_until_clear
     assert hidden == [] and dm_sees == before
     assert note(browser) == "red-kettle is now known by everyone."
     assert after == before
+
+
+def test_an_npc_is_picked_and_asked_about_with_the_keyboard_alone(
+    browser: WebDriver, served: Served
+) -> None:
+    browser.get(f"{served.base}/c/demo/as-npc")
+    page = browser.find_element(By.TAG_NAME, "html")
+    body = browser.find_element(By.TAG_NAME, "body")
+    # Tab from the top of the page to the picker, as a DM without a mouse would.
+    body.send_keys(Keys.TAB)
+    for _ in range(20):
+        focused = browser.switch_to.active_element
+        if focused.get_attribute("name") == "npc":
+            break
+        focused.send_keys(Keys.TAB)
+    assert focused.tag_name == "select", "the NPC picker is not reached by Tab"
+    focused.send_keys("Old B")  # a select picks the option typed
+    focused.send_keys(Keys.TAB, Keys.TAB)  # past the tier, to the question
+    asking = browser.switch_to.active_element
+    assert asking.get_attribute("name") == "query"
+    asking.send_keys("lantern", Keys.ENTER)
+    WebDriverWait(browser, WAIT_S).until(lambda _: left_behind(page))
+
+    assert browser.find_element(By.ID, "hot").text == "What Old Berrit reads first: its hot context"
+    assert "lantern" in browser.current_url and "npc=berrit" in browser.current_url
+    raw = browser.find_element(By.CSS_SELECTOR, "article.answer details pre")
+    assert not raw.is_displayed()  # the JSON waits behind its summary
+    shoot(browser, "as-npc-berrit")
+
+
+def test_the_summary_box_shows_the_whole_summary_and_can_be_made_taller(
+    browser: WebDriver, served: Served
+) -> None:
+    session = f"{served.base}/c/demo/sessions/session-1"
+    browser.get(session)
+    box = browser.find_element(By.CSS_SELECTOR, "textarea[name=summary]")
+    longer = " ".join([box.get_attribute("value") or ""] * 6)
+    # Pasted in and saved: the page that shows it next sizes the box to it.
+    browser.execute_script("arguments[0].value = arguments[1]", box, longer)
+    submit(browser, box.find_element(By.XPATH, "following-sibling::button"))
+    box = browser.find_element(By.CSS_SELECTOR, "textarea[name=summary]")
+
+    seen, needed = browser.execute_script(
+        "return [arguments[0].clientHeight, arguments[0].scrollHeight]", box
+    )
+    assert box.get_attribute("value") == longer.strip() and len(longer) > 1_500
+    assert needed <= seen, "the summary scrolls inside its box"
+    assert box.value_of_css_property("resize") == "vertical"

@@ -1,5 +1,5 @@
 """The desk's pure parts: paging, transcript segments, where a form may send the browser,
-and browser sessions."""
+browser sessions, and text boxes sized to their text."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from glyphoxa_mcp.web.browser_sessions import (
 )
 from glyphoxa_mcp.web.forms import local_path
 from glyphoxa_mcp.web.paging import Paging, page_holding, page_link
+from glyphoxa_mcp.web.templating import MOST_ROWS, text_rows
 from glyphoxa_mcp.web.transcript import Segment, segments
 
 
@@ -151,3 +152,12 @@ def test_a_visitors_notes_wait_for_its_next_page_in_a_store_of_their_own() -> No
     assert sessions.for_cookie(dm.id) is dm  # a sign-in never does
     returning = sessions.for_cookie(crowd.id)
     assert [n.text for n in returning.take_notes()] == ["token: Unknown token."]
+
+
+def test_a_text_box_has_a_row_for_each_wrapped_line_and_one_to_write_on() -> None:
+    assert text_rows("", 100) == 3  # room to write
+    assert text_rows(None, 100) == 3
+    assert text_rows("x" * 100, 100) == 3
+    assert text_rows("x" * 1_000, 100) == 11
+    assert text_rows("one\ntwo\n\nfour\n" + "y" * 250, 100) == 8
+    assert text_rows("word " * 10_000, 100) == MOST_ROWS  # then it scrolls

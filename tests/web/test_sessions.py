@@ -4,6 +4,7 @@ kept to the DM, and the summary rewritten by the DM."""
 from __future__ import annotations
 
 import html
+import re
 
 from glyphoxa_mcp.domain.episodes import episode_id
 from tests.web.conftest import DeskClient
@@ -82,3 +83,18 @@ async def test_the_sessions_are_listed(reading_desk: DeskClient) -> None:
 
     assert "Rumours at the Red Kettle" in page and "The Crossing" in page
     assert "1-2 of 2 sessions" in page
+
+
+async def test_the_summary_box_is_as_tall_as_its_summary(desk: DeskClient) -> None:
+    scene = "Scene {}: the party crossed the river and argued."
+    long_summary = " ".join(scene.format(n) for n in range(40))
+    short = await desk.get(SESSION)
+    await desk.post(f"{SESSION}/summary", {"summary": long_summary}, page=SESSION)
+
+    long = await desk.get(SESSION)
+
+    rows = re.compile(r'<textarea name="summary" rows="(\d+)" cols="100"')
+    [short_rows] = rows.findall(short.text)
+    [long_rows] = rows.findall(long.text)
+    assert int(short_rows) < 10
+    assert int(long_rows) == 21  # 1,989 characters, 100 a line, and one to write on

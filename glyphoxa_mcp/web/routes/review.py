@@ -20,7 +20,7 @@ from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
 from glyphoxa_mcp.web.desk import acting, campaign_desk, render
 from glyphoxa_mcp.web.forms import Form, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_link
-from glyphoxa_mcp.web.review_rows import review_rows
+from glyphoxa_mcp.web.review_rows import review_columns, review_rows
 
 MAX_BULK = 500
 
@@ -56,13 +56,15 @@ async def review_page(request: Request) -> Response:
     waiting = await review_actions.waiting_for_review(desk)
     rows = review_rows(waiting.queue, waiting.imports, await names_by_id(desk))
     paging = Paging(page.page, len(rows))
+    shown = paging.of(rows)
     return render(
         request,
         "review.html",
         {
             "summaries": await summaries_to_review(desk),
             "size": await campaign_size(desk.db, desk.campaign_id),
-            "rows": paging.of(rows),
+            "rows": shown,
+            "columns": review_columns(shown),
             "paging": paging,
             "page_url": lambda n: page_link(request.url.path, {}, n),
             "threshold": waiting.threshold,
