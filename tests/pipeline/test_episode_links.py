@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from glyphoxa_mcp.campaign.loader import load_campaign
 from glyphoxa_mcp.campaign.sample import bundled
 from glyphoxa_mcp.campaign.yaml_source import parse_campaign_file
@@ -18,6 +20,9 @@ from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.view import View
+
+# A session ended on the sample campaign: a whole workflow.
+pytestmark = pytest.mark.slow
 
 START = datetime(2026, 4, 18, 19, tzinfo=UTC)
 KAEL = "Brannoch, they say the Salt Knives took the caravan to Greywater Crossing."

@@ -19,6 +19,9 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
 
+# Each test prepares the sample campaign (its sessions embedded): a whole workflow.
+pytestmark = pytest.mark.slow
+
 CROSSING = "session-2"
 RUTS = "wagon ruts salt caves smugglers"
 

@@ -33,6 +33,9 @@ from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
 from tests.conftest import DatabaseFactory, PostgresForTests, _database_from
 
+# Fifty random sessions, each ended and read by four NPCs: an exhaustive comparison.
+pytestmark = pytest.mark.slow
+
 NPCS = ("anwen", "bram", "corvin", "delys")
 PLAYERS = ("p-kael", "p-lyra")
 START = datetime(2026, 5, 2, 19, tzinfo=UTC)
