@@ -243,15 +243,17 @@ async def _set_timeline(db: Database) -> None:
 
 
 @contextlib.asynccontextmanager
-async def clone_of(databases: DatabaseFactory, seeded_dsn: str) -> AsyncIterator[Database]:
-    """A database of the test's own, cloned from the seeded one."""
+async def clone_of(
+    databases: DatabaseFactory, seeded_dsn: str, dimension: int = DIMENSION
+) -> AsyncIterator[Database]:
+    """A database of the test's own, cloned from the seeded one (of `dimension`)."""
     name = await databases.take(urlsplit(seeded_dsn).path.lstrip("/"))
     dsn = databases.server.dsn(name)
     pool = await asyncpg.create_pool(
         dsn, min_size=1, max_size=4, init=init_connection, reset=keep_session
     )
     try:
-        yield Database(pool, DatabaseLocation(dsn, name), DIMENSION)
+        yield Database(pool, DatabaseLocation(dsn, name), dimension)
     finally:
         await pool.close()
         databases.drop(name)

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.demo import prepare
 from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.models import NewFact, Provenance, Visibility
@@ -18,19 +17,28 @@ from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.limits import clamp
 from glyphoxa_mcp.views.view import View
-
-# Each test prepares the sample campaign (its sessions embedded): a whole workflow.
-pytestmark = pytest.mark.slow
+from tests.conftest import DatabaseFactory, PostgresForTests, seeded_database
+from tests.storage.saga_fixtures import clone_of
 
 CROSSING = "session-2"
 RUTS = "wagon ruts salt caves smugglers"
 
 
+@pytest.fixture(scope="session")
+def prepared_sample(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedder) -> str:
+    """The sample campaign prepared (loaded, its sessions ingested and embedded) once."""
+
+    async def seed(memory: CampaignMemory) -> None:
+        await prepare(memory.db, offline_embedder, lambda _: None)
+
+    return seeded_database(test_server, test_server.template_384, 384, seed)
+
+
 @pytest.fixture
-async def sample(
-    db384: Database, offline_embedder: LocalMiniLMEmbedder
-) -> AsyncIterator[CampaignMemory]:
-    yield await prepare(db384, offline_embedder, lambda _: None)
+async def sample(databases: DatabaseFactory, prepared_sample: str) -> AsyncIterator[CampaignMemory]:
+    """The prepared sample, cloned for the test (some change what it knows)."""
+    async with clone_of(databases, prepared_sample, 384) as db:
+        yield CampaignMemory(db, "demo")
 
 
 def view(memory: CampaignMemory, npc: str | None, embedder: LocalMiniLMEmbedder) -> View:
