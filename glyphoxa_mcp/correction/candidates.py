@@ -25,6 +25,8 @@ Guard = Literal[
     "ambiguous",
     "everyday words",
     "part of a name",
+    "another name",
+    "one word",
 ]
 
 

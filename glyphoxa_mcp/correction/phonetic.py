@@ -17,7 +17,11 @@ capitalised line, English words ending in a phrase ("marrow by the fire"), nor b
 rest of the name heard otherwise (candidates.py and alignment.py keep names whole). A
 person's name, whole or short, takes no article ("the old gamer trick" is no Old
 Gammerick), and a function word heard inside a name stands for some of its sounds ("grim
-and bald" is no Grimbald).
+and bald" is no Grimbald). Everyday words are no surname alone, even spelled like it ("fair
+weather today" with Linnet Fairweather); a name English knows, written as a name inside a
+sentence, is someone else's ("Is Corinne coming tonight?" with Corrin Vask); words that
+join into an English word are that word written apart ("Pell mell they ran" is no Pellam);
+and the capital that starts a sentence does not make its words a name.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from glyphoxa_mcp.correction.english import (
     frequency,
     inflection,
 )
-from glyphoxa_mcp.correction.name_forms import ENGLISH_PER_MILLION
+from glyphoxa_mcp.correction.name_forms import ENGLISH_PER_MILLION, TITLES
 from glyphoxa_mcp.correction.name_index import (
     KnownName,
     NameIndex,
@@ -191,38 +195,52 @@ class PhoneticCorrector:
             same = [n for n in names if n.name.text == heard]
             name = same[0] if same else names[0]
             guard: Guard | None = None
-            if not same and self._ordinary_phrase(heard, window, name, cased, before, after):
+            if not same and self._ordinary_phrase(text, window, name, cased, before, after):
                 guard = "common word"
             found.append(Candidate(1.0, start, end, name, guard))
         return found
 
     def _ordinary_phrase(
         self,
-        heard: str,
+        text: str,
         window: list[Word],
         name: PreparedName,
         cased: bool,
         before: str | None,
         after: str | None,
     ) -> bool:
+        heard = text[window[0].start : window[-1].end]
         if name.full is not None and heard != name.name.text:
-            return self._ordinary_for_a_form(window, cased, before, after)
+            return self._ordinary_for_a_form(text, window, cased, before, after)
         if before == "the" and name.person_like:
             return True  # people's names take no article (see `_guard`)
         # Spelled like a name but written in lower case: "the red kettle" in a transcript
         # that capitalises names is a kettle; in lower-case streaming output casing says
-        # nothing, except that one common word is just a word.
-        if heard != heard.lower() or not all(self._common(w.standard) for w in window):
+        # nothing, except that one common word is just a word. A sentence's first capital
+        # says nothing either ("Silent bells hang in the tower").
+        if not _written_lower(text, window):
             return False
         if heard.casefold() != name.name.text.casefold():
             # Words joined into a one-word name are a phrase only with the determiner a
             # common noun needs: "the amber watch on her wrist" is a watch, "we ask grim
-            # jaw" asks Grimjaw.
-            return cased and (before == "the" or before in DETERMINERS)
+            # jaw" asks Grimjaw; English words after it, as `_guard` has them ("the fallow
+            # field" is no Fallowfield).
+            return (
+                cased
+                and (before == "the" or before in DETERMINERS)
+                and all(self._english(w.standard) for w in window)
+            )
+        if not all(self._common(w.standard) for w in window):
+            return False
         return cased or len(window) == 1
 
     def _ordinary_for_a_form(
-        self, window: list[Word], cased: bool, before: str | None, after: str | None
+        self,
+        text: str,
+        window: list[Word],
+        cased: bool,
+        before: str | None,
+        after: str | None,
     ) -> bool:
         """A surname or given name alone (or after a title) is weaker evidence than a whole
         name: English words stand for one only where a name could stand. Not after "the"
@@ -233,7 +251,9 @@ class PhoneticCorrector:
             return True
         if self._english_phrase_edge(window, after):
             return True
-        return cased and self._lower_case_english(window)
+        if self._everyday_phrase(text, window):
+            return True
+        return cased and self._lower_case_english(text, window)
 
     def _english_phrase_edge(self, window: list[Word], after: str | None) -> bool:
         """English words with a function word at an edge, heard for a surname or given name
@@ -251,11 +271,22 @@ class PhoneticCorrector:
         )
         return leads or takes
 
-    def _lower_case_english(self, window: list[Word]) -> bool:
-        return all(
-            w.text == w.lowered and self._english(w.standard)
-            for w in window
-            if w.lowered not in FUNCTION_WORDS
+    def _lower_case_english(self, text: str, window: list[Word]) -> bool:
+        return _written_lower(text, window) and all(
+            self._english(w.standard) for w in window if w.lowered not in FUNCTION_WORDS
+        )
+
+    def _everyday_phrase(self, text: str, window: list[Word]) -> bool:
+        """Everyday words heard for a surname or given name alone, not written as a name:
+        the name was made of the phrase, which is said far more often ("fair weather today"
+        with Linnet Fairweather, "good water is hard to find" with Sister Maren Goodwater).
+        With its title ("captain fair light"), or written as a name, it is the name."""
+        content = [w for w in window if w.lowered not in FUNCTION_WORDS]
+        return (
+            len(content) > 1
+            and not any(w.lowered in TITLES for w in content)
+            and all(self._everyday(w) for w in content)
+            and _written_lower(text, window)
         )
 
     def _english(self, word: str) -> bool:
@@ -416,6 +447,11 @@ class PhoneticCorrector:
         # People's names take no article: "the old gamer trick" is no Old Gammerick.
         if before == "the" and name.person_like:
             return "determiner"
+        if name.word_count == 1 and self._another_name(text, window, name):
+            return "another name"
+        if len(window) > 1 and frequency("".join(w.key for w in window)) > 0:
+            # One word written apart ("Pell mell they ran" is pell-mell, not Pellam).
+            return "one word"
         if name.full is not None:
             form_guard = self._form_guard(text, window, before, after, named)
             if form_guard is not None:
@@ -452,6 +488,23 @@ class PhoneticCorrector:
                     return "loose edge"
         return None
 
+    def _another_name(self, text: str, window: list[Word], name: PreparedName) -> bool:
+        """Whether the one word that carries the window is a name English knows, written as
+        a name inside a sentence: someone the transcriber knew, a player or a friend ("Is
+        Corinne coming tonight?" with Corrin Whitlock), not a given name or surname alone
+        misheard; nor a one-word name when it is a name said every day ("Is Dave in
+        tonight?" with Davin; but "Did Griselda ever get back to us?" may be Grisolde). A
+        capital that starts a sentence says nothing (see `_guard` for a name addressed)."""
+        content = [w for w in window if w.lowered not in FUNCTION_WORDS | FILLERS]
+        if len(content) != 1:
+            return False
+        word = content[0]
+        if not word.text[:1].isupper() or _starts_sentence(text, word.start):
+            return False
+        if name.full is not None:
+            return frequency(word.standard) > 0
+        return self._common(word.standard)
+
     def _form_guard(
         self,
         text: str,
@@ -469,7 +522,9 @@ class PhoneticCorrector:
             word = window[0]
             plain = word.text == word.lowered or _starts_sentence(text, word.start)
             return "common word" if plain and self._english(word.standard) else None
-        if not named and _cased(text) and self._lower_case_english(window):
+        if not named and _cased(text) and self._lower_case_english(text, window):
+            return "everyday words"
+        if not named and self._everyday_phrase(text, window):
             return "everyday words"
         if self._english_phrase_edge(window, after):
             return "loose edge"
@@ -494,7 +549,12 @@ class PhoneticCorrector:
             counterpart = counterparts.get(id(word))
             if (
                 counterpart is not None
-                and counterpart.endswith(word.key[-len(suffix) - 1 :])
+                and (
+                    counterpart.endswith(word.key[-len(suffix) - 1 :])
+                    # "-es" is how "-s" is spelled after some words: "silent belles"
+                    # (Silent Bells).
+                    or (suffix == "es" and counterpart.endswith("s"))
+                )
                 and Indel.normalized_similarity(word.key, counterpart) >= MISHEARD_WORD_LETTERS
             ):
                 continue
@@ -519,6 +579,18 @@ def _word_for_word(window: list[Word], name: PreparedName) -> dict[int, str]:
 
 def _cased(text: str) -> bool:
     return any(ch.isupper() for ch in text)
+
+
+def _written_lower(text: str, window: list[Word]) -> bool:
+    """Whether the words (function words aside) are in lower case, but for the capital a
+    sentence starts with, which says nothing of a name ("Silent bells hang in the tower"),
+    unless the words are called out ("Fen right, hold the door!")."""
+    called_out = text[window[-1].end : window[-1].end + 1] == ","
+    return all(
+        w.text == w.lowered or (k == 0 and not called_out and _starts_sentence(text, w.start))
+        for k, w in enumerate(window)
+        if w.lowered not in FUNCTION_WORDS
+    )
 
 
 def _starts_sentence(text: str, start: int) -> bool:

@@ -75,7 +75,8 @@ def test_ordinary_conversation_is_left_alone() -> None:
     ]
     changed = [t for t in turns if corrector.correct(t).corrections]
     assert len(turns) > 1400
-    # Measured: 5 of 1,451 turns (0.3%), real first names that sound like one of ours
-    # ("Sara" -> Sera twice, "Laura" -> Lyra, "Amy Ellis" -> Maelis, "is Kyle" -> Iskeld).
-    # ("I'm livin'" is "living": a dropped g is restored before telling English from names.)
-    assert len(changed) <= 5, changed
+    # Measured: 1 of 1,451 turns, "Amy Ellis" -> Maelis (two real names heard as one of
+    # ours). "Sara" (Sera), "Laura" (Lyra) and "is Kyle" (Iskeld) are names said every day,
+    # written as names inside a sentence: someone else's. ("I'm livin'" is "living": a
+    # dropped g is restored before telling English from names.)
+    assert len(changed) <= 1, changed
