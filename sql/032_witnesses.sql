@@ -139,14 +139,49 @@ $$;
 CREATE FUNCTION glyphoxa_hear_session(campaign text, session text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM glyphoxa_hear_span(campaign, session, '-infinity', 'infinity');
+END $$;
+
+-- The lines of a session spoken in [span_from, span_until) heard again, and the passages
+-- holding any of them: what a change to one scene touches, its lines up to the next scene
+-- (a session of a thousand lines is not heard again whole for it).
+CREATE FUNCTION glyphoxa_hear_span(
+    campaign text, session text, span_from timestamptz, span_until timestamptz
+) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
     PERFORM glyphoxa_hearing_turn(campaign, session);
     UPDATE session_entries e SET heard_by = n.heard_by
     FROM (SELECT x.id, glyphoxa_line_heard_by(x.campaign_id, x.session_id, x.spoken_at,
                                               x.npc_id, x.speaker_id, x.heard_by_dm) AS heard_by
-          FROM session_entries x WHERE x.campaign_id = campaign AND x.session_id = session) n
+          FROM session_entries x
+          WHERE x.campaign_id = campaign AND x.session_id = session
+            AND x.spoken_at >= span_from AND x.spoken_at < span_until) n
     WHERE e.id = n.id AND e.heard_by IS DISTINCT FROM n.heard_by;
-    PERFORM glyphoxa_hear_passages(campaign, session);
+    -- A passage without a start or an end may hold any line of the session after it.
+    UPDATE chunks c SET heard_by = n.heard_by
+    FROM (SELECT x.id, glyphoxa_chunk_heard_by(x.campaign_id, x.session_id, x.entry_ids,
+                                               x.started_at, x.ended_at) AS heard_by
+          FROM chunks x
+          WHERE x.campaign_id = campaign AND x.session_id = session
+            AND x.started_at < span_until
+            AND (x.ended_at IS NULL OR x.ended_at >= span_from)
+          UNION ALL
+          SELECT x.id, glyphoxa_chunk_heard_by(x.campaign_id, x.session_id, x.entry_ids,
+                                               x.started_at, x.ended_at)
+          FROM chunks x
+          WHERE x.campaign_id = campaign AND x.session_id = session AND x.started_at IS NULL) n
+    WHERE c.id = n.id AND c.heard_by IS DISTINCT FROM n.heard_by;
 END $$;
+
+-- The span of its session's lines a scene starting at `started` holds: up to the start of
+-- the next scene there is now.
+CREATE FUNCTION glyphoxa_scene_end(campaign text, session text, started timestamptz)
+RETURNS timestamptz LANGUAGE sql STABLE
+AS $$
+    SELECT coalesce(min(s.started_at), 'infinity') FROM scenes s
+    WHERE s.campaign_id = campaign AND s.session_id = session AND s.started_at > started
+$$;
 
 CREATE FUNCTION glyphoxa_hear_passages(campaign text, session text) RETURNS void
 LANGUAGE plpgsql AS $$
@@ -283,14 +318,43 @@ CREATE TRIGGER session_entries_hearers_changed AFTER UPDATE OF heard_by_dm ON se
     FOR EACH ROW WHEN (OLD.heard_by IS DISTINCT FROM NEW.heard_by)
     EXECUTE FUNCTION glyphoxa_line_hearers_changed();
 
--- Scenes added, changed or removed: their sessions are heard again, each once.
-CREATE FUNCTION glyphoxa_scenes_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Scenes added, changed or removed: the lines each held before and holds now are heard
+-- again (from its start to the next scene's; a removed scene's lines now belong to the one
+-- before it).
+CREATE FUNCTION glyphoxa_hear_scenes(changed jsonb) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     touched record;
 BEGIN
-    FOR touched IN SELECT DISTINCT campaign_id, session_id FROM changed_scenes LOOP
-        PERFORM glyphoxa_hear_session(touched.campaign_id, touched.session_id);
+    FOR touched IN
+        SELECT DISTINCT c.campaign_id, c.session_id, c.started_at,
+               glyphoxa_scene_end(c.campaign_id, c.session_id, c.started_at) AS ended_at
+        FROM jsonb_to_recordset(changed)
+             AS c(campaign_id text, session_id text, started_at timestamptz)
+        ORDER BY 1, 2, 3
+    LOOP
+        PERFORM glyphoxa_hear_span(touched.campaign_id, touched.session_id,
+                                   touched.started_at, touched.ended_at);
     END LOOP;
+END $$;
+
+CREATE FUNCTION glyphoxa_scenes_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM glyphoxa_hear_scenes(coalesce(
+        (SELECT jsonb_agg(jsonb_build_object('campaign_id', s.campaign_id,
+                                             'session_id', s.session_id,
+                                             'started_at', s.started_at))
+         FROM changed_scenes s), '[]'));
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION glyphoxa_scenes_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM glyphoxa_hear_scenes(coalesce(
+        (SELECT jsonb_agg(jsonb_build_object('campaign_id', s.campaign_id,
+                                             'session_id', s.session_id,
+                                             'started_at', s.started_at))
+         FROM (SELECT campaign_id, session_id, started_at FROM old_scenes
+               UNION SELECT campaign_id, session_id, started_at FROM new_scenes) s), '[]'));
     RETURN NULL;
 END $$;
 
@@ -306,15 +370,20 @@ BEGIN
                    'npc_id', glyphoxa_line_npc(e.campaign_id, e.npc_id, e.speaker_id))) AS lines,
                (SELECT array_agg(n.session_id || '|' || n.started_at::text) FROM changed_scenes n
                 WHERE n.campaign_id = e.campaign_id) AS added
-        FROM (SELECT DISTINCT campaign_id, session_id FROM changed_scenes) c
+        FROM (SELECT n.campaign_id, n.session_id, n.started_at,
+                     glyphoxa_scene_end(n.campaign_id, n.session_id, n.started_at) AS ended_at
+              FROM changed_scenes n) c
         JOIN session_entries e ON e.campaign_id = c.campaign_id AND e.session_id = c.session_id
+         AND e.spoken_at >= c.started_at AND e.spoken_at < c.ended_at
         GROUP BY e.campaign_id
     LOOP
         PERFORM glyphoxa_speakers_present(touched.campaign_id, touched.lines, touched.added);
     END LOOP;
-    FOR touched IN SELECT DISTINCT campaign_id, session_id FROM changed_scenes LOOP
-        PERFORM glyphoxa_hear_session(touched.campaign_id, touched.session_id);
-    END LOOP;
+    PERFORM glyphoxa_hear_scenes(coalesce(
+        (SELECT jsonb_agg(jsonb_build_object('campaign_id', s.campaign_id,
+                                             'session_id', s.session_id,
+                                             'started_at', s.started_at))
+         FROM changed_scenes s), '[]'));
     RETURN NULL;
 END $$;
 
@@ -322,8 +391,8 @@ CREATE TRIGGER scenes_added AFTER INSERT ON scenes
     REFERENCING NEW TABLE AS changed_scenes FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_scenes_added();
 CREATE TRIGGER scenes_updated AFTER UPDATE ON scenes
-    REFERENCING NEW TABLE AS changed_scenes FOR EACH STATEMENT
-    EXECUTE FUNCTION glyphoxa_scenes_changed();
+    REFERENCING OLD TABLE AS old_scenes NEW TABLE AS new_scenes FOR EACH STATEMENT
+    EXECUTE FUNCTION glyphoxa_scenes_updated();
 CREATE TRIGGER scenes_removed AFTER DELETE ON scenes
     REFERENCING OLD TABLE AS changed_scenes FOR EACH STATEMENT
     EXECUTE FUNCTION glyphoxa_scenes_changed();
@@ -399,7 +468,10 @@ AS $$
               AND r.rel_type = ANY(s.carriers)
         ) tie
         JOIN entities next ON next.campaign_id = of_campaign AND next.id = tie.other
-        WHERE (next.type = 'npc' OR (next.type = 'faction' AND NOT walk.is_group))
+        -- Word goes no further from who heard it at the last hop (a group reached there
+        -- would pass it on a hop too far): their ties are not even read.
+        WHERE walk.hops < s.hops
+          AND (next.type = 'npc' OR (next.type = 'faction' AND NOT walk.is_group))
           AND walk.hops + CASE WHEN next.type = 'faction' THEN 0 ELSE 1 END <= s.hops
           AND (next.type = 'faction' OR glyphoxa_visible(tie.secret, tie.known_by, next.id))
     ),
