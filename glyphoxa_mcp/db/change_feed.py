@@ -37,8 +37,12 @@ class Change(BaseModel):
     kind: Literal["transcript", "graph"]
     session: str | None = None
     table: str | None = None
-    # Rows were deleted (a line forgotten, a session or campaign deleted).
+    # Rows were deleted (a line forgotten, a session or campaign deleted), or an NPC may have
+    # stopped hearing a line (sql/034).
     removed: bool = False
+    # The NPCs whose hot context the change touches (who was present changed, sql/034);
+    # None: every NPC's.
+    npcs: list[str] | None = None
 
 
 ChangeHandler = Callable[[Change], Awaitable[None]]

@@ -154,18 +154,26 @@ class HotSubscriptions:
 
     async def _affected(self, change: Change) -> list[str]:
         """Every NPC's hot context: the talk and the graph feed all of them (subscribe to the
-        plain URI, no ?session, to hear about every change); the vocabulary when the graph
-        changes."""
-        if self.npc_id is not None:
-            npcs = [await self.memory.graph.get_entity(self.npc_id)]
+        plain URI, no ?session, to hear about every change), but a change of who was present
+        only those it names; the vocabulary when the graph changes."""
+        if change.npcs is not None:
+            # Who was present changed: the NPCs named, and no one else, hear of it.
+            named = set(change.npcs)
+            if self.npc_id is None:
+                npc_ids = sorted(named)
+            else:
+                npc_ids = [self.npc_id] if self.npc_id in named else []
+        elif self.npc_id is not None:
+            npc_ids = [(await self.memory.graph.get_entity(self.npc_id)).id]
         else:
-            npcs = await self.memory.graph.find_entities(type=EntityType.NPC, limit=MAX_NPCS)
-        uris = {hot_uri(npc.id) for npc in npcs}
+            found = await self.memory.graph.find_entities(type=EntityType.NPC, limit=MAX_NPCS)
+            npc_ids = [npc.id for npc in found]
+        uris = {hot_uri(npc_id) for npc_id in npc_ids}
         if change.session is not None:
-            uris |= {hot_uri(npc.id, change.session) for npc in npcs}
+            uris |= {hot_uri(npc_id, change.session) for npc_id in npc_ids}
         # Handshake clients may hold session-specific URIs for other sessions.
-        npc_prefixes = tuple(f"{hot_uri(npc.id)}?" for npc in npcs)
-        uris |= {uri for uri in self._sessions if uri.startswith(npc_prefixes)}
+        npc_prefixes = tuple(f"{hot_uri(npc_id)}?" for npc_id in npc_ids)
+        uris |= {uri for uri in self._sessions if npc_prefixes and uri.startswith(npc_prefixes)}
         if change.kind == "graph":
             uris.add(VOCABULARY_URI)
         return sorted(uris)

@@ -13,6 +13,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 from glyphoxa_mcp.db.change_feed import Change, listening
 from glyphoxa_mcp.domain.models import NewEntry, NewFact
+from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
@@ -163,3 +164,50 @@ async def test_an_npc_endpoint_lists_only_the_names_it_may_know(
         everyone = json.loads((await dm.read_resource(VOCABULARY_URI)).contents[0].text)
     assert "Cult" in everyone["terms"] and "Cult" not in hers["terms"]
     assert hers["scope"] == "npc:mira" and "Grimjaw" in hers["terms"]
+
+
+def scene_at(*present: str) -> Scene:
+    return Scene(session_id="s1", started_at=datetime(2026, 3, 1, 19, tzinfo=UTC), present=present)
+
+
+async def test_a_change_of_who_was_present_names_the_npcs_it_touches(
+    village: CampaignMemory, db_dsn: str
+) -> None:
+    """Taking Mira out of a scene tells servers that Mira stopped hearing its lines, and that
+    the scene Grimjaw and Mira were in changed; Vask, in no scene, is not named."""
+    await village.scenes.record([scene_at("grimjaw", "mira")])
+    await village.log.append(
+        "s1", line("The guild meets at dawn.").model_copy(update={"speaker_id": "kael"})
+    )
+    seen: list[Change] = []
+
+    async def record(change: Change) -> None:
+        seen.append(change)
+
+    async with listening(db_dsn, record):
+        await village.scenes.record([scene_at("grimjaw")])
+        with anyio.fail_after(10):
+            while len(seen) < 2:
+                await anyio.sleep(0.01)
+    assert sorted(seen, key=lambda c: c.removed) == [
+        Change(campaign="ashfall", kind="transcript", session="s1", npcs=["grimjaw", "mira"]),
+        Change(campaign="ashfall", kind="transcript", session="s1", removed=True, npcs=["mira"]),
+    ]
+
+
+async def test_only_the_npcs_a_presence_change_names_hear_of_it(
+    village: CampaignMemory,
+) -> None:
+    heard: list[str] = []
+    npc_subscriptions = HotSubscriptions(village, "grimjaw")
+    npc_subscriptions.bus.subscribe(lambda event: heard.append(getattr(event, "uri", "")))
+    mira_left = Change(campaign="ashfall", kind="transcript", session="s1", npcs=["mira"])
+    await npc_subscriptions.on_change(mira_left)
+    assert heard == []
+    await npc_subscriptions.on_change(mira_left.model_copy(update={"npcs": ["grimjaw", "mira"]}))
+    assert heard == [HOT, f"{HOT}?session=s1"]
+    heard.clear()
+    _, dm_subscriptions = make_server(village)
+    dm_subscriptions.bus.subscribe(lambda event: heard.append(getattr(event, "uri", "")))
+    await dm_subscriptions.on_change(mira_left)
+    assert heard == ["glyphoxa://npc/mira/hot", "glyphoxa://npc/mira/hot?session=s1"]
