@@ -10,6 +10,7 @@ import numpy as np
 
 from glyphoxa_mcp.bench import word_pools
 from glyphoxa_mcp.bench.graph_data import (
+    companion_npc,
     generate_entities,
     generate_facts,
     generate_relationships,
@@ -20,11 +21,13 @@ from glyphoxa_mcp.bench.rows import (
     EntryRow,
     FactRow,
     RelationshipRow,
+    SceneRow,
     SessionRow,
 )
 from glyphoxa_mcp.bench.spec import DatasetSpec
 from glyphoxa_mcp.bench.transcript_data import generate_transcripts, session_plan
 from glyphoxa_mcp.bench.vectors import TopicSpace
+from glyphoxa_mcp.domain.vocabulary import EntityType
 
 log = logging.getLogger(__name__)
 CAMPAIGN_ID = "bench"
@@ -37,6 +40,8 @@ class Dataset:
     entities: tuple[EntityRow, ...]
     relationships: tuple[RelationshipRow, ...]
     entries: tuple[EntryRow, ...]
+    # Each session's scenes, with the NPCs present; the campaign is witnessed (sql/032).
+    scenes: tuple[SceneRow, ...]
     chunks: tuple[ChunkRow, ...]
     chunk_vectors: np.ndarray
     facts: tuple[FactRow, ...]
@@ -44,9 +49,13 @@ class Dataset:
     # As `backfill-embeddings` would store them: search_facts ranks relationships by them.
     relationship_vectors: np.ndarray
     space: TopicSpace
-    # The NPC whose scope is measured: central, present in every session, and told some
-    # secrets.
+    # The NPC whose scope is measured: central, in the session being played and in some
+    # scenes of 40% of the others, and told some secrets.
     bench_npc: str
+    # Told every secret the benchmarked NPC is told, and present in every scene: the witness
+    # rule lets it read every line, so its rows are the benchmarked NPC's rows as they would
+    # be without the rule (as in a shared campaign), measured in the same run.
+    companion_npc: str
 
     @property
     def campaign_name(self) -> str:
@@ -58,6 +67,7 @@ class Dataset:
         return {
             "sessions": len(self.sessions),
             "entries": len(self.entries),
+            "scenes": len(self.scenes),
             "chunks": len(self.chunks),
             "entities": len(self.entities),
             "relationships": len(self.relationships),
@@ -76,7 +86,12 @@ def _vectors(space: TopicSpace, topics: list[tuple[int, int]], seed: int) -> np.
 def generate(spec: DatasetSpec) -> Dataset:
     plan = session_plan(spec.sessions)
     entities, bench_npc = generate_entities(spec.entities, spec.seed)
-    transcripts = generate_transcripts(plan, spec.entries, entities, bench_npc, spec.seed)
+    companion = companion_npc([e.id for e in entities if e.type is EntityType.NPC])
+    if companion is None:
+        raise ValueError(f"{spec.entities} entities hold too few NPCs for a companion")
+    transcripts = generate_transcripts(
+        plan, spec.entries, entities, bench_npc, spec.seed, companion
+    )
     sessions = transcripts.sessions
     relationships = generate_relationships(
         entities, spec.relationships, sessions, transcripts.involved, bench_npc, spec.seed
@@ -97,6 +112,7 @@ def generate(spec: DatasetSpec) -> Dataset:
         entities=tuple(entities),
         relationships=tuple(relationships),
         entries=transcripts.entries,
+        scenes=transcripts.scenes,
         chunks=transcripts.chunks,
         chunk_vectors=_vectors(space, list(transcripts.chunk_topics), spec.seed * 2 + 1),
         facts=tuple(facts),
@@ -104,4 +120,5 @@ def generate(spec: DatasetSpec) -> Dataset:
         relationship_vectors=_vectors(space, relationship_topics, spec.seed * 2 + 3),
         space=space,
         bench_npc=bench_npc,
+        companion_npc=companion,
     )

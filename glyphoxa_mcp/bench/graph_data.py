@@ -29,6 +29,10 @@ RESTRICTED_SHARE = 0.05
 BENCH_NPC_KNOWS = 0.3
 # Where the benchmarked NPC is among the NPCs by how often they come up (1 is the most).
 BENCH_NPC_RANK = 8
+# Its companion, the next in rank: told every secret it is told, and present in every scene,
+# so that what the companion reads is what the benchmarked NPC would read if every NPC heard
+# every line (bench/dataset.py).
+COMPANION_RANK = BENCH_NPC_RANK + 1
 # Links by type when filling up to the wanted count after the structural ones.
 FILL_TYPES = (
     ("KNOWS", 0.45),
@@ -99,12 +103,15 @@ def _attributes(kind: EntityType, rng: random.Random) -> dict[str, object]:
 
 
 class _Visibility:
-    """Draws who may know a row; the NPC pool is fixed once the entities exist."""
+    """Draws who may know a row; the NPC pool is fixed once the entities exist. The measured
+    NPCs (the benchmarked one and its companion) are told together, and are never drawn
+    alone."""
 
     def __init__(self, rng: random.Random, npc_ids: Sequence[str], bench_npc: str) -> None:
         self.rng = rng
-        self.npcs = list(npc_ids)
-        self.bench_npc = bench_npc
+        companion = companion_npc(npc_ids)
+        self.measured = {bench_npc} if companion is None else {bench_npc, companion}
+        self.npcs = [n for n in npc_ids if n not in self.measured]
 
     def draw(self, secret_share: float, restricted_share: float) -> tuple[bool, tuple[str, ...]]:
         roll = self.rng.random()
@@ -115,8 +122,14 @@ class _Visibility:
         if not secret:
             knowers.add(self.rng.choice(self.npcs))
         if self.rng.random() < BENCH_NPC_KNOWS:
-            knowers.add(self.bench_npc)
+            knowers |= self.measured
         return secret, tuple(sorted(knowers))
+
+
+def companion_npc(npc_ids: Sequence[str]) -> str | None:
+    """The benchmarked NPC's companion among the NPCs (by how often they come up); None in a
+    campaign with too few NPCs to have one."""
+    return npc_ids[COMPANION_RANK - 1] if len(npc_ids) >= COMPANION_RANK else None
 
 
 def generate_entities(count: int, seed: int) -> tuple[list[EntityRow], str]:
@@ -150,12 +163,10 @@ def generate_entities(count: int, seed: int) -> tuple[list[EntityRow], str]:
     # A recurring NPC of some standing, not the campaign's most connected hub.
     npcs = [row.id for row in rows if row.type is EntityType.NPC]
     bench_npc = npcs[min(BENCH_NPC_RANK, len(npcs)) - 1]
-    visibility = _Visibility(
-        rng, [r.id for r in rows if r.type is EntityType.NPC and r.id != bench_npc], bench_npc
-    )
+    visibility = _Visibility(rng, npcs, bench_npc)
     with_visibility = []
     for row in rows:
-        if row.type is EntityType.PLAYER or row.id == bench_npc:
+        if row.type is EntityType.PLAYER or row.id in visibility.measured:
             with_visibility.append(row)
             continue
         secret, known_by = visibility.draw(SECRET_SHARE, RESTRICTED_SHARE)
@@ -228,7 +239,7 @@ class _Linker:
             kind: Weighted(ids, exponent=LINK_SKEW) for kind, ids in self.by_type.items() if ids
         }
         npcs = self.by_type[EntityType.NPC]
-        self.visibility = _Visibility(self.rng, [n for n in npcs if n != bench_npc], bench_npc)
+        self.visibility = _Visibility(self.rng, npcs, bench_npc)
         self.sessions = {s.id: s for s in sessions}
         kinds = {e.id: e.type for e in entities}
         # Per session, who and what was involved, by type.
@@ -326,7 +337,7 @@ def generate_facts(
     anything = Weighted([e for e in entities if e.type is not EntityType.PLAYER])
     names = NameDraws(entities, rng)
     npcs = [e.id for e in entities if e.type is EntityType.NPC]
-    visibility = _Visibility(rng, [n for n in npcs if n != bench_npc], bench_npc)
+    visibility = _Visibility(rng, npcs, bench_npc)
     facts: list[FactRow] = []
     topics: list[tuple[int, int]] = []
     seen: set[tuple[str | None, str]] = set()

@@ -25,6 +25,7 @@ from glyphoxa_mcp.bench.operations import (
     WORD_PEER,
     floor_name,
 )
+from glyphoxa_mcp.bench.scene_change import SceneChangeResult
 from glyphoxa_mcp.bench.spec import DatasetSpec
 from glyphoxa_mcp.bench.timing import Summary
 
@@ -43,6 +44,9 @@ NO_SCOPE = "-"
 # statements fetching the same rows; a ranking alone to its floor or its peer.
 TOOL_FLOOR_FACTOR = 2.0
 WORD_PEER_FACTOR = 1.5
+# An NPC's rows with the witness rule on, to the same rows of an NPC who hears every line
+# (the rule's filter passes every row), measured in turn with them (issue 30).
+WITHOUT_RULE_FACTOR = 1.3
 # A scope change has no floor to be held to: an absolute figure.
 SCOPE_CHANGE_TARGET_MS = 20.0
 # What the stdio transport may add to a call's median (all that judges the '+ embedding'
@@ -60,6 +64,12 @@ class Reference(BaseModel):
     p95_ms: float
 
 
+class ScopedReference(Reference):
+    """The same operation in another scope, and its p95."""
+
+    scope: str
+
+
 class Measurement(BaseModel):
     operation: str
     scope: str
@@ -75,6 +85,11 @@ class Measurement(BaseModel):
     floor: Reference | None = None
     peer: Reference | None = None
     ratio: float | None = None
+    # The witness rule's target, beside the floor's: the same operation in the scope of an
+    # NPC who hears every line, its p95 over that one's, and whether within the factor.
+    without_rule: ScopedReference | None = None
+    rule_ratio: float | None = None
+    rule_meets: bool | None = None
 
 
 def held_to(p95_ms: float, reference_p95_ms: float, factor: float) -> tuple[float, bool]:
@@ -133,9 +148,47 @@ def judge(measured: Measurement, measurements: list[Measurement]) -> Measurement
     return measured
 
 
-def judged(measurements: list[Measurement]) -> list[Measurement]:
-    """Every measurement, those with a target judged against it."""
-    return [judge(m, measurements) for m in measurements]
+def judge_rule(
+    measured: Measurement, measurements: list[Measurement], without_rule: dict[str, str]
+) -> Measurement:
+    """`measured` held to its row without the witness rule, when its scope has one (a
+    server-side tool or hot-resource row)."""
+    reference_scope = without_rule.get(measured.scope)
+    ruled = measured.operation.startswith("memory.") or measured.operation == HOT_RESOURCE
+    if reference_scope is None or not ruled or measured.mode != SERVER:
+        return measured
+    reference = next(
+        (
+            m
+            for m in measurements
+            if (m.operation, m.scope, m.mode) == (measured.operation, reference_scope, SERVER)
+        ),
+        None,
+    )
+    if reference is None:
+        return measured
+    ratio, meets = held_to(measured.latency.p95_ms, reference.latency.p95_ms, WITHOUT_RULE_FACTOR)
+    return measured.model_copy(
+        update={
+            "without_rule": ScopedReference(
+                operation=reference.operation,
+                p95_ms=reference.latency.p95_ms,
+                scope=reference_scope,
+            ),
+            "rule_ratio": ratio,
+            "rule_meets": meets,
+        }
+    )
+
+
+def judged(
+    measurements: list[Measurement], without_rule: dict[str, str] | None = None
+) -> list[Measurement]:
+    """Every measurement, those with a target judged against it; `without_rule` maps a scope
+    measured under the witness rule to the scope that reads the same rows without it."""
+    return [
+        judge_rule(judge(m, measurements), measurements, without_rule or {}) for m in measurements
+    ]
 
 
 class DatasetReport(BaseModel):
@@ -179,6 +232,7 @@ class BenchReport(BaseModel):
     measurements: list[Measurement]
     ingestion: IngestionResult | None
     live_recording: LiveRecordingResult | None = None
+    scene_changes: SceneChangeResult | None = None
     edits_under_load: JudgedEdits | None = None
 
     def measured(self, operation: str, scope: str, mode: Mode) -> Measurement | None:
@@ -208,6 +262,13 @@ class BenchReport(BaseModel):
         """The row's measurement that carries its target, if any has one."""
         for m in self.measurements:
             if (m.operation, m.scope) == (operation, scope) and m.target is not None:
+                return m
+        return None
+
+    def rule_row(self, operation: str, scope: str) -> Measurement | None:
+        """The row's measurement held to its row without the witness rule, if any."""
+        for m in self.measurements:
+            if (m.operation, m.scope) == (operation, scope) and m.without_rule is not None:
                 return m
         return None
 
@@ -252,14 +313,30 @@ def verdict(report: BenchReport, operation: str, scope: str) -> str:
     if overhead is not None:
         over = "meets" if overhead <= TARGET_STDIO_OVERHEAD_MS else "MISSES"
         parts.append(f"overhead {over}")
+    ruled = report.rule_row(operation, scope)
+    if ruled is not None and ruled.rule_ratio is not None:
+        parts.append(
+            f"witness rule {'meets' if ruled.rule_meets else 'MISSES'} "
+            f"({ruled.rule_ratio:.2f}x without)"
+        )
     return "; ".join(parts)
+
+
+def target_of(report: BenchReport, operation: str, scope: str) -> str:
+    """The row's targets, as the table shows them."""
+    targets = []
+    judged = report.judged_row(operation, scope)
+    if judged is not None and judged.target:
+        targets.append(judged.target)
+    if report.rule_row(operation, scope) is not None:
+        targets.append(f"p95 <= {WITHOUT_RULE_FACTOR:g} x without rule")
+    return "; ".join(targets) or "-"
 
 
 def latency_rows(report: BenchReport) -> list[list[str]]:
     rows = []
     for operation, scope in report.rows():
         overhead = report.stdio_overhead_ms(operation, scope)
-        judged = report.judged_row(operation, scope)
         tool = operation.startswith("memory.")
         rows.append(
             [
@@ -269,7 +346,7 @@ def latency_rows(report: BenchReport) -> list[list[str]]:
                 _triple(report.find(operation, scope, IN_PROCESS)),
                 _triple(report.find(operation, scope, STDIO)),
                 f"{overhead:+.2f}" if overhead is not None else "-",
-                judged.target if judged is not None and judged.target else "-",
+                target_of(report, operation, scope),
                 DESIGN_ESTIMATE if tool else "-",
                 verdict(report, operation, scope),
             ]
@@ -326,6 +403,24 @@ def live_rows(result: LiveRecordingResult) -> list[list[str]]:
         row("append call", result.append, None),
         row("append -> hot notification", result.hot_notification, result.target_notified_ms),
         row("append -> found by search", result.searchable, result.target_searchable_ms),
+    ]
+
+
+SCENE_HEADERS = ("measure", "p50/p95/p99 ms", "target p95", "verdict")
+
+
+def scene_rows(result: SceneChangeResult) -> list[list[str]]:
+    def row(name: str, summary: Summary, judged: bool) -> list[str]:
+        target = result.target_applied_ms
+        verdict = ("meets" if summary.p95_ms <= target else "MISSES") if judged else "-"
+        return [name, _triple(summary), f"<= {target:g} ms" if judged else "-", verdict]
+
+    return [
+        row("the DM's change, commit included", result.change, False),
+        row("  the scene heard again, nothing to rewrite", result.hear_scene, False),
+        row(f"  (the whole session: {result.session_lines} lines)", result.hear_session, False),
+        row("commit -> hot notification", result.notified, True),
+        row("commit -> hot context reflects it", result.read, True),
     ]
 
 

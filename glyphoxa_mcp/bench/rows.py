@@ -63,6 +63,16 @@ class SessionRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SceneRow:
+    session_id: str
+    started_at: datetime
+    location_id: str
+    # Sorted, as the database keeps who hears a line.
+    present: tuple[str, ...]
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
 class EntryRow:
     session_id: str
     source_key: str

@@ -51,6 +51,7 @@ from glyphoxa_mcp.bench.report import (
     Mode,
     judged,
 )
+from glyphoxa_mcp.bench.scene_change import measure_scene_changes
 from glyphoxa_mcp.bench.secret_check import secret_check
 from glyphoxa_mcp.bench.spec import DatasetSpec
 from glyphoxa_mcp.bench.stdio import stdio_client
@@ -94,6 +95,7 @@ class BenchSettings(BaseModel):
     ingest_utterances: int = Field(default=2000, ge=0, le=1_000_000)
     live_lines: int = Field(default=30, ge=0, le=10_000)
     edit_seconds: float = Field(default=20.0, ge=0, le=600)
+    scene_changes: int = Field(default=40, ge=0, le=10_000)
     tier: Tier = Tier.STANDARD
     # Neither: a temporary embedded server, deleted at exit.
     dsn: str | None = None
@@ -175,71 +177,94 @@ async def _timed(
     return measured
 
 
-async def _measure_scope(
+def _scope(workload: Workload) -> str:
+    return "dm" if workload.npc_id is None else f"npc:{workload.npc_id}"
+
+
+async def _measure_scopes(
     db: Database,
     dsn: str,
-    workload: Workload,
+    workloads: Sequence[Workload],
     embedder: Embedder,
     settings: BenchSettings,
     say: Say,
 ) -> list[Measurement]:
-    """Every MCP operation in one scope, through the SDK's client: on the server in this
-    process (timed around the call, and inside the server), with precomputed query vectors
-    and with the embedder, and on a `serve` subprocess over stdio. A call in process and the
-    same call over stdio are made one after the other, so that their difference is the
-    transport's and not a change in the machine's load. Then the floors under the tools
-    (bench/floors.py), learned from the in-process server with precomputed vectors."""
-    scope = "dm" if workload.npc_id is None else f"npc:{workload.npc_id}"
+    """Every MCP operation in each workload's scope, through the SDK's client: on the server
+    in this process (timed around the call, and inside the server), with precomputed query
+    vectors and with the embedder, and on a `serve` subprocess over stdio. The calls of one
+    operation are made in turn (in process and over stdio, in each scope), so that their
+    differences are the transport's and the scope's and not a change in the machine's load.
+    Then the floors under the tools (bench/floors.py), learned from the in-process server
+    with precomputed vectors."""
     # The tier's tools only (FAST offers one); the hot resource is in every tier.
     offered = {tool.value for tool in tier_policy(settings.tier).tools} | {HOT_RESOURCE}
-    # One memory for both servers, as `serve` shares one between its tiers.
+    # One memory for every server, as `serve` shares one between its tiers.
     memory = CampaignMemory(db, CAMPAIGN_ID)
-    servers = []
-    for model in (PrecomputedEmbedder(workload.query_vectors, DIMENSION), embedder):
-        view = View(memory, workload.npc_id, model)
-        await view.warm_up()  # as `serve` does before it serves
-        state = ServerState(view, tier_policy(settings.tier, MEASURING_DEADLINE_MS))
-        server = build_server(state, subscriptions=HotSubscriptions(memory, workload.npc_id))
-        timer = ServerTimer()
-        timer.attach(server)
-        servers.append((server, timer))
-    (plain_server, plain_timer), (embedding_server, embedding_timer) = servers
     measured = []
-    async with (
-        Client(plain_server, raise_exceptions=True) as plain,
-        Client(embedding_server, raise_exceptions=True) as embedding,
-        stdio_client(dsn, workload.npc_id, settings.tier, MEASURING_DEADLINE_MS) as remote,
-    ):
-        local = [
-            *tool_operations(
-                plain, workload, only=offered, embeds_queries=False, timer=plain_timer
-            ),
-            *tool_operations(
-                embedding,
-                workload,
-                only=offered.intersection(EMBEDDING_TOOLS),
-                embeds_queries=True,
-                timer=embedding_timer,
-            ),
-        ]
-        over_stdio = {
-            op.name: op
-            for op in tool_operations(remote, workload, only=offered, embeds_queries=True)
-        }
-        for operation in local:
-            partner = over_stdio.get(operation.name)
-            if partner is None:
-                measured += await _timed([operation], scope, IN_PROCESS, settings, say)
-                continue
-            say(f"  {IN_PROCESS} and {STDIO:<5} {scope:<24} {operation.name}")
-            here, there = await measure_together(
-                [operation, partner], samples=settings.samples, warmup=settings.warmup
+    async with contextlib.AsyncExitStack() as stack:
+        # Per scope: operation name -> (mode, operation) in the order they are called.
+        paired: list[dict[str, list[tuple[Mode, Operation]]]] = []
+        floor_clients = []
+        for workload in workloads:
+            servers = []
+            for model in (PrecomputedEmbedder(workload.query_vectors, DIMENSION), embedder):
+                view = View(memory, workload.npc_id, model)
+                await view.warm_up()  # as `serve` does before it serves
+                state = ServerState(view, tier_policy(settings.tier, MEASURING_DEADLINE_MS))
+                server = build_server(
+                    state, subscriptions=HotSubscriptions(memory, workload.npc_id)
+                )
+                timer = ServerTimer()
+                timer.attach(server)
+                servers.append((server, timer))
+            (plain_server, plain_timer), (embedding_server, embedding_timer) = servers
+            plain = await stack.enter_async_context(Client(plain_server, raise_exceptions=True))
+            embedding = await stack.enter_async_context(
+                Client(embedding_server, raise_exceptions=True)
             )
-            measured += _measurements(operation.name, scope, IN_PROCESS, here, settings.tier)
-            measured += _measurements(operation.name, scope, STDIO, there, settings.tier)
+            remote = await stack.enter_async_context(
+                stdio_client(dsn, workload.npc_id, settings.tier, MEASURING_DEADLINE_MS)
+            )
+            floor_clients.append(plain)
+            operations: dict[str, list[tuple[Mode, Operation]]] = {}
+            for operation in [
+                *tool_operations(
+                    plain, workload, only=offered, embeds_queries=False, timer=plain_timer
+                ),
+                *tool_operations(
+                    embedding,
+                    workload,
+                    only=offered.intersection(EMBEDDING_TOOLS),
+                    embeds_queries=True,
+                    timer=embedding_timer,
+                ),
+            ]:
+                operations[operation.name] = [(IN_PROCESS, operation)]
+            for operation in tool_operations(remote, workload, only=offered, embeds_queries=True):
+                operations[operation.name].append((STDIO, operation))
+            paired.append(operations)
+        scopes = [_scope(w) for w in workloads]
+        for name in paired[0]:
+            together = [
+                (scope, mode, operation)
+                for scope, operations in zip(scopes, paired, strict=True)
+                for mode, operation in operations[name]
+            ]
+            say(
+                f"  {' and '.join(dict.fromkeys(m for _, m, _ in together))} "
+                f"{', '.join(scopes)}: {name}"
+            )
+            timed = await measure_together(
+                [operation for _, _, operation in together],
+                samples=settings.samples,
+                warmup=settings.warmup,
+            )
+            for (scope, mode, _), taken in zip(together, timed, strict=True):
+                measured += _measurements(name, scope, mode, taken, settings.tier)
         calls = settings.warmup + settings.samples
-        floors = await floor_operations(plain, db, workload, offered, calls)
-        measured += await _timed(floors, scope, IN_PROCESS, settings, say)
+        for workload, scope, plain in zip(workloads, scopes, floor_clients, strict=True):
+            floors = await floor_operations(plain, db, workload, offered, calls)
+            measured += await _timed(floors, scope, IN_PROCESS, settings, say)
     return measured
 
 
@@ -321,13 +346,19 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         dataset_report = prepared.dataset_report
         db, embedder = app.db, app.embedder
         measurements: list[Measurement] = []
-        queries: list[str] = []
-        workloads = [build_workload(dataset, npc_id) for npc_id in (None, dataset.bench_npc)]
-        for workload in workloads:
-            queries += workload.queries
-            measurements += await _measure_scope(
-                db, location.dsn, workload, embedder, settings, say
-            )
+        workloads = [
+            build_workload(dataset, npc_id)
+            for npc_id in (None, dataset.bench_npc, dataset.companion_npc)
+        ]
+        queries = workloads[0].queries
+        measurements += await _measure_scopes(
+            db, location.dsn, workloads[:1], embedder, settings, say
+        )
+        # The benchmarked NPC under the witness rule and its companion, who hears every
+        # line, call by call in turn: the rule's cost, as the same run sees it.
+        measurements += await _measure_scopes(
+            db, location.dsn, workloads[1:], embedder, settings, say
+        )
         context = BenchContext(
             db=db,
             dataset=dataset,
@@ -359,6 +390,12 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
                 )
             finally:
                 await forget_ingested(location.dsn)
+        scene_changes = None
+        if settings.scene_changes:
+            say(f"changing who is present in the scene being played {settings.scene_changes} times")
+            scene_changes = await measure_scene_changes(
+                db, dataset, embedder, settings.scene_changes
+            )
         edits = None
         if settings.edit_seconds:
             say(f"editing entities once a second for {settings.edit_seconds:g} s while calls run")
@@ -376,8 +413,12 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         tier=settings.tier.value,
         samples=settings.samples,
         warmup=settings.warmup,
-        measurements=judged(measurements),
+        measurements=judged(
+            measurements,
+            without_rule={_scope(workloads[1]): _scope(workloads[2])},
+        ),
         ingestion=ingestion,
         live_recording=live,
+        scene_changes=scene_changes,
         edits_under_load=edits,
     )

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # Bumped whenever generation changes, so a database loaded by an older version is not
 # mistaken for the dataset this version would make.
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 
 # The reference campaign of the issue: a long-running campaign after 200 sessions.
 REFERENCE_SESSIONS = 200

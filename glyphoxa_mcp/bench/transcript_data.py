@@ -3,7 +3,9 @@
 
 A session is a run of scenes. Each scene has a place, a topic and a few NPCs; its lines are a
 few seconds apart, and scenes are more than the chunker's scene break apart, so passages never
-straddle two scenes, as in real play.
+straddle two scenes, as in real play. Each scene is stored as one (sql/031): its NPCs are
+those present, and the benchmarked NPC's companion, who is present in every scene
+(bench/dataset.py says why).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from glyphoxa_mcp.bench import word_pools
-from glyphoxa_mcp.bench.rows import ChunkRow, EntityRow, EntryRow, SessionRow, Weighted
+from glyphoxa_mcp.bench.rows import ChunkRow, EntityRow, EntryRow, SceneRow, SessionRow, Weighted
 from glyphoxa_mcp.bench.sentences import NameDraws, fill
 from glyphoxa_mcp.domain.models import Entry
 from glyphoxa_mcp.domain.vocabulary import EntityType
@@ -48,6 +50,7 @@ MS_PER_WORD = 350
 class Transcripts:
     sessions: tuple[SessionRow, ...]
     entries: tuple[EntryRow, ...]
+    scenes: tuple[SceneRow, ...]
     chunks: tuple[ChunkRow, ...]
     # Each chunk's (topic, sub-topic), for its embedding.
     chunk_topics: tuple[tuple[int, int], ...]
@@ -79,8 +82,15 @@ class TranscriptWriter:
     """Writes the sessions of one campaign, keeping its random state between them; what it
     wrote is in `entries`."""
 
-    def __init__(self, entities: Sequence[EntityRow], bench_npc: str, seed: str) -> None:
+    def __init__(
+        self,
+        entities: Sequence[EntityRow],
+        bench_npc: str,
+        seed: str,
+        companion: str | None = None,
+    ) -> None:
         self.rng = random.Random(seed)
+        self.companion = companion
         self.names = NameDraws(entities, self.rng)
         by_id = {e.id: e for e in entities}
         self.bench_npc = by_id[bench_npc]
@@ -90,6 +100,7 @@ class TranscriptWriter:
             kind: Weighted([e for e in entities if e.type is kind]) for kind in SESSION_POOLS
         }
         self.entries: list[EntryRow] = []
+        self.scenes: list[SceneRow] = []
 
     def session(self, plan: SessionRow, lines: int, finished: bool) -> SessionRow:
         rng = self.rng
@@ -111,6 +122,20 @@ class TranscriptWriter:
             place = rng.choice(pools[EntityType.LOCATION])
             scene_places.append(place)
             npcs = rng.sample(list(cast.values()), min(len(cast), rng.randint(*NPCS_PER_SCENE)))
+            if not finished and written + size == lines and self.bench_npc not in npcs:
+                # The session being played ends in a scene with the benchmarked NPC: the one
+                # it is speaking in now.
+                npcs[-1] = self.bench_npc
+            present = {n.id for n in npcs} | ({self.companion} if self.companion else set())
+            self.scenes.append(
+                SceneRow(
+                    session_id=plan.id,
+                    started_at=clock,
+                    location_id=place.id,
+                    present=tuple(sorted(present)),
+                    title=f"{plan.title}, scene {len(scene_places)}",
+                )
+            )
             topic, subtopic = rng.choice(topics), rng.randrange(word_pools.SUBTOPICS_PER_TOPIC)
             for _ in range(size):
                 self.entries.append(
@@ -195,10 +220,11 @@ def generate_transcripts(
     entities: Sequence[EntityRow],
     bench_npc: str,
     seed: int,
+    companion: str | None = None,
 ) -> Transcripts:
-    """Every session's lines, and its passages; all sessions are finished but the last,
-    which is the one being played."""
-    writer = TranscriptWriter(entities, bench_npc, f"transcripts:{seed}")
+    """Every session's scenes, its lines and its passages; all sessions are finished but the
+    last, which is the one being played. `companion` is present in every scene."""
+    writer = TranscriptWriter(entities, bench_npc, f"transcripts:{seed}", companion)
     sessions = []
     for number, (session, lines) in enumerate(
         zip(plan, _split(entry_count, len(plan)), strict=True)
@@ -211,6 +237,7 @@ def generate_transcripts(
     return Transcripts(
         tuple(sessions),
         tuple(writer.entries),
+        tuple(writer.scenes),
         chunks,
         chunk_topics,
         {session: tuple(ids) for session, ids in involved.items()},

@@ -70,6 +70,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     env_option(
         runs,
+        "--scene-changes",
+        env="GLYPHOXA_BENCH_SCENE_CHANGES",
+        help="times the DM takes the benchmarked NPC out of the scene being played or puts "
+        "it back, each timed to the subscribed NPC's hot-context notification and to its "
+        "hot context reflecting it; 0 skips it",
+        type=int,
+    )
+    env_option(
+        runs,
         "--edit-seconds",
         env="GLYPHOXA_BENCH_EDIT_SECONDS",
         help="seconds of entity edits, one a second, while FAST, STANDARD and DEEP calls run; "
@@ -206,6 +215,7 @@ def settings_of(args: argparse.Namespace) -> BenchSettings:
             warmup=args.warmup,
             ingest_utterances=args.ingest_utterances,
             live_lines=args.live_lines,
+            scene_changes=args.scene_changes,
             edit_seconds=args.edit_seconds,
             tier=tier,
             dsn=dsn,
@@ -242,10 +252,12 @@ async def run_bench_command(args: argparse.Namespace) -> int:
         INGESTION_HEADERS,
         LATENCY_HEADERS,
         LIVE_HEADERS,
+        SCENE_HEADERS,
         edits_rows,
         ingestion_rows,
         latency_rows,
         live_rows,
+        scene_rows,
     )
     from glyphoxa_mcp.bench.runner import run_bench
 
@@ -279,6 +291,9 @@ async def run_bench_command(args: argparse.Namespace) -> int:
         "server-side p95 against its floor ('floor: ...': the bare SQL statements fetching the\n"
         "rows it returned, in the same scope); the BM25 leg (our word ranking alone) against\n"
         "bm25s over the same passages in memory; the meaning leg against a bare HNSW top-k.\n"
+        "The benchmarked NPC's rows, read under the witness rule, are also held to its\n"
+        "companion's (told the same secrets, present in every scene: the rows without the\n"
+        "rule), measured call by call in turn with them.\n"
     )
     print_table(LATENCY_HEADERS, latency_rows(report))
     for m in report.measurements:
@@ -299,6 +314,13 @@ async def run_bench_command(args: argparse.Namespace) -> int:
             f"into a session of {live.session_lines_before}; latency in ms):\n"
         )
         print_table(LIVE_HEADERS, live_rows(live))
+    scenes = report.scene_changes
+    if scenes is not None:
+        print(
+            f"\nWho was present changed ({scenes.changes} changes to the scene being played in "
+            f"{scenes.session_id}; latency in ms):\n"
+        )
+        print_table(SCENE_HEADERS, scene_rows(scenes))
     edits = report.edits_under_load
     if edits is not None:
         print(

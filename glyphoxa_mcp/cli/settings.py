@@ -422,6 +422,13 @@ class BenchVariables(_Group):
         description="lines appended live through the recorder, each timed to its hot-context "
         "notification and to being found by search; 0 skips it",
     )
+    scene_changes: int = Field(
+        40,
+        validation_alias="GLYPHOXA_BENCH_SCENE_CHANGES",
+        description="times the DM takes the benchmarked NPC out of the scene being played or "
+        "puts it back, each timed to the subscribed NPC's hot-context notification and to its "
+        "hot context reflecting it; 0 skips it",
+    )
     edit_seconds: float = Field(
         20.0,
         validation_alias="GLYPHOXA_BENCH_EDIT_SECONDS",

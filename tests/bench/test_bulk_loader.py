@@ -27,6 +27,7 @@ async def test_a_load_puts_every_row_in_the_database(db256: Database) -> None:
         "entities": expected["entities"],
         "relationships": expected["relationships"],
         "facts": expected["facts"],
+        "scenes": expected["scenes"],
         "session_entries": expected["entries"],
         "chunks": expected["chunks"],
     }
@@ -40,8 +41,9 @@ async def test_loaded_rows_read_back_through_the_stores(db256: Database) -> None
     memory = CampaignMemory(db256, CAMPAIGN_ID)
     npc = await memory.graph.get_entity(data.bench_npc)
     assert npc.name == next(e.name for e in data.entities if e.id == data.bench_npc)
-    secret = next(e for e in data.entities if e.secret)
-    assert (await memory.graph.get_entity(secret.id)).visibility.secret
+    restricted = next(e for e in data.entities if e.known_by)
+    visibility = (await memory.graph.get_entity(restricted.id)).visibility
+    assert (visibility.secret, visibility.known_by) == (restricted.secret, restricted.known_by)
     [chunk] = await memory.index.get_many([1])
     entries = await memory.log.get_many(list(chunk.entry_ids))
     assert chunk.content == "\n".join(f"{e.speaker_name}: {e.text}" for e in entries)
@@ -53,6 +55,38 @@ async def test_loaded_rows_read_back_through_the_stores(db256: Database) -> None
     first = data.chunks[0].session_id
     named = {i for c in data.chunks if c.session_id == first for i in c.entity_ids}
     assert named and named <= {e.id for e in await memory.queries.session_entities(first)}
+
+
+async def test_the_loaded_campaign_is_witnessed_and_each_line_heard_by_its_scene(
+    db256: Database,
+) -> None:
+    data = tiny()
+    await bulk_loader.load(db256.location.dsn, data, lambda _: None)
+    assert (
+        await db256.pool.fetchval("SELECT knowledge FROM campaigns WHERE id = $1", CAMPAIGN_ID)
+        == "witnessed"
+    )
+    heard = {
+        row["source_key"]: row["heard_by"]
+        for row in await db256.pool.fetch(
+            "SELECT source_key, heard_by FROM session_entries WHERE campaign_id = $1",
+            CAMPAIGN_ID,
+        )
+    }
+    for entry in data.entries:
+        *_, scene = (
+            s
+            for s in data.scenes
+            if s.session_id == entry.session_id and s.started_at <= entry.spoken_at
+        )
+        assert heard[entry.source_key] == list(scene.present)
+    # Passages too: the companion reads every one, the benchmarked NPC some.
+    passages = await db256.pool.fetch(
+        "SELECT heard_by FROM chunks WHERE campaign_id = $1", CAMPAIGN_ID
+    )
+    assert all(data.companion_npc in row["heard_by"] for row in passages)
+    readable = sum(data.bench_npc in row["heard_by"] for row in passages)
+    assert 0 < readable < len(passages)
 
 
 async def test_an_unfinished_load_is_never_taken_for_the_dataset(db256: Database) -> None:

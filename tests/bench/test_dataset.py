@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import collections
 import functools
+from datetime import datetime
 
 import numpy as np
 import pytest
@@ -118,6 +119,39 @@ def test_the_benchmarked_npc_is_somewhere_speaks_and_knows_secrets() -> None:
     hidden = [row for row in (*data.entities, *data.relationships, *data.facts) if row.known_by]
     assert any(npc in row.known_by for row in hidden)
     assert any(row.secret for row in (*data.entities, *data.relationships, *data.facts))
+
+
+def test_every_line_is_in_a_scene_and_the_benchmarked_npc_is_in_some_only() -> None:
+    data = tiny(3)
+    starts: dict[str, list[datetime]] = collections.defaultdict(list)
+    for scene in data.scenes:
+        starts[scene.session_id].append(scene.started_at)
+    assert set(starts) == {s.id for s in data.sessions}
+    assert all(times == sorted(times) and len(times) >= 2 for times in starts.values())
+    # A session's first scene starts with its first line; every NPC speaks where present.
+    present = {(s.session_id, s.started_at): s.present for s in data.scenes}
+    for entry in data.entries:
+        scene_start = max(t for t in starts[entry.session_id] if t <= entry.spoken_at)
+        assert entry.npc_id is None or entry.npc_id in present[entry.session_id, scene_start]
+    # The witness rule's filter is selective for the benchmarked NPC, and passes every line
+    # for its companion.
+    with_npc = [s for s in data.scenes if data.bench_npc in s.present]
+    assert 0 < len(with_npc) < len(data.scenes) / 2
+    assert all(data.companion_npc in s.present for s in data.scenes)
+    assert all(s.present == tuple(sorted(s.present)) for s in data.scenes)
+    # The session being played ends in a scene with the benchmarked NPC.
+    assert data.bench_npc in data.scenes[-1].present
+    assert data.scenes[-1].session_id == data.sessions[-1].id
+
+
+def test_the_companion_is_told_exactly_what_the_benchmarked_npc_is_told() -> None:
+    data = tiny()
+    npc, companion = data.bench_npc, data.companion_npc
+    assert npc != companion
+    rows = (*data.entities, *data.relationships, *data.facts)
+    assert all((npc in row.known_by) == (companion in row.known_by) for row in rows)
+    assert any(npc in row.known_by for row in rows)
+    assert not any(e.id in (npc, companion) and e.secret for e in data.entities)
 
 
 def test_sessions_are_finished_and_summarised_but_the_one_being_played() -> None:

@@ -155,3 +155,34 @@ def test_the_embedder_share_is_ingestions_throughput_over_the_embedders(
     utterances_per_s: float, passages_per_s: float, share: float
 ) -> None:
     assert embedder_share(utterances_per_s, passages_per_s) == share
+
+
+def test_an_npcs_rows_under_the_witness_rule_are_held_to_its_companions() -> None:
+    witnessed, companion = "npc:darithas", "npc:zanelvik"
+    measured = judged(
+        [
+            _measured(TOOL, "server-side", 2.0, 3.9, scope=witnessed),
+            _measured(TOOL, "server-side", 2.0, 3.0, scope=companion),
+            _measured("memory.search_sessions", "server-side", 5.0, 4.0, scope=witnessed),
+            _measured("memory.search_sessions", "server-side", 5.0, 3.0, scope=companion),
+            _measured(TOOL, "in-process", 2.5, 9.0, scope=witnessed),
+            _measured(floor_name(TOOL), "in-process", 0.5, 1.0, scope=witnessed),
+        ],
+        without_rule={witnessed: companion},
+    )
+    summary, _, search, _, in_process, floor = measured
+    assert (summary.rule_ratio, summary.rule_meets) == (1.3, True)  # at the boundary: met
+    assert summary.without_rule is not None and summary.without_rule.scope == companion
+    assert (search.rule_ratio, search.rule_meets) == (1.333, False)
+    # Only the server-side tool rows of the witnessed scope; the floor's verdict stays.
+    assert in_process.without_rule is None and floor.without_rule is None
+    assert summary.ratio == 3.9 and summary.meets is False
+    assert all(m.without_rule is None for m in measured if m.scope == companion)
+    report = BenchReport.model_construct(measurements=measured)
+    assert (
+        verdict(report, TOOL, witnessed)
+        == "MISSES (3.9x floor); witness rule meets (1.30x without)"
+    )
+    [row] = [r for r in latency_rows(report) if r[:2] == ["memory.search_sessions", witnessed]]
+    assert row[6] == "p95 <= 1.3 x without rule"
+    assert row[8] == "witness rule MISSES (1.33x without)"
