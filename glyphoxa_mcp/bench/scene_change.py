@@ -56,13 +56,15 @@ class SceneChangeResult(BaseModel):
         return max(self.notified.p95_ms, self.read.p95_ms) <= self.target_applied_ms
 
 
-def _witness_line(dataset: Dataset, scene_start: datetime, session_id: str) -> str:
-    """A line of the scene said by neither measured NPC: the NPC hears it only when present."""
+def _witness_line(dataset: Dataset, scene_start: datetime, session_id: str) -> datetime:
+    """When a line of the scene was said by neither measured NPC: the NPC hears it only when
+    present. (Its time, not its text: the NPC reads the text with what it may not know of
+    redacted.)"""
     for entry in reversed(dataset.entries):
         if entry.session_id != session_id or entry.spoken_at < scene_start:
             continue
         if entry.npc_id not in (dataset.bench_npc, dataset.companion_npc):
-            return entry.text
+            return entry.spoken_at
     raise BenchError(f"the last scene of {session_id} has no line by anyone else")
 
 
@@ -75,7 +77,7 @@ async def measure_scene_changes(
     played = (await memory.scenes.of_session(session_id))[-1]
     if npc not in played.present:
         raise BenchError(f"{npc} is not in the scene being played in {session_id}")
-    marker = _witness_line(dataset, played.started_at, session_id)
+    marked = _witness_line(dataset, played.started_at, session_id)
     view = View(memory, npc, embedder)
     subscriptions = HotSubscriptions(memory, npc)
     watched = hot_uri(npc)
@@ -109,7 +111,7 @@ async def measure_scene_changes(
                     context = await view.hot_context(npc)
                     reads.append((time.perf_counter() - committed) * 1000)
                 calls.append((committed - began) * 1000)
-                if any(marker in line.text for line in context.transcript) != present:
+                if any(line.spoken_at == marked for line in context.transcript) != present:
                     raise BenchError(
                         f"change {number}: {npc} {'is' if present else 'is not'} present, "
                         "but its hot context does not show it"
