@@ -30,6 +30,7 @@ from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.server.resource_uris import hot_uri
 from glyphoxa_mcp.server.subscriptions import HotSubscriptions
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views.hot_context import HotContext
 from glyphoxa_mcp.views.view import View
 
 TARGET_APPLIED_MS = 20.0
@@ -56,16 +57,14 @@ class SceneChangeResult(BaseModel):
         return max(self.notified.p95_ms, self.read.p95_ms) <= self.target_applied_ms
 
 
-def _witness_line(dataset: Dataset, scene_start: datetime, session_id: str) -> datetime:
-    """When a line of the scene was said by neither measured NPC: the NPC hears it only when
-    present. (Its time, not its text: the NPC reads the text with what it may not know of
-    redacted.)"""
-    for entry in reversed(dataset.entries):
-        if entry.session_id != session_id or entry.spoken_at < scene_start:
-            continue
-        if entry.npc_id not in (dataset.bench_npc, dataset.companion_npc):
-            return entry.spoken_at
-    raise BenchError(f"the last scene of {session_id} has no line by anyone else")
+def _witness_line(context: HotContext, npc_name: str) -> datetime:
+    """When the newest line the NPC hears in the scene, said by someone else, was said: the
+    NPC hears it only while present. (Its time, not its text: the NPC reads the text with
+    what it may not know redacted.)"""
+    for line in reversed(context.transcript):
+        if line.speaker != npc_name:
+            return line.spoken_at
+    raise BenchError(f"{npc_name} hears no line by anyone else in the scene being played")
 
 
 async def measure_scene_changes(
@@ -77,7 +76,7 @@ async def measure_scene_changes(
     played = (await memory.scenes.of_session(session_id))[-1]
     if npc not in played.present:
         raise BenchError(f"{npc} is not in the scene being played in {session_id}")
-    marked = _witness_line(dataset, played.started_at, session_id)
+    npc_name = next(e.name for e in dataset.entities if e.id == npc)
     view = View(memory, npc, embedder)
     subscriptions = HotSubscriptions(memory, npc)
     watched = hot_uri(npc)
@@ -97,7 +96,8 @@ async def measure_scene_changes(
     reads: list[float] = []
     try:
         async with listening(db.location.dsn, subscriptions.on_change):
-            await view.hot_context(npc)  # its caches warm, as in a server in use
+            # Its caches warm, as in a server in use.
+            marked = _witness_line(await view.hot_context(npc), npc_name)
             for number in range(changes):
                 scene: Scene = without_npc if number % 2 == 0 else with_npc
                 present = npc in scene.present
