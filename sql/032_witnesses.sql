@@ -104,6 +104,11 @@ $$;
 
 CREATE FUNCTION glyphoxa_set_line_heard_by() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    -- After any scene change of the session under way (glyphoxa_hear_span holds this lock
+    -- until it commits): a scene change hears only its own span again, so a line must not
+    -- be heard by the scenes as they were before it.
+    PERFORM pg_advisory_xact_lock(
+        hashtextextended('glyphoxa hear ' || NEW.campaign_id || '/' || NEW.session_id, 0));
     NEW.heard_by := glyphoxa_line_heard_by(NEW.campaign_id, NEW.session_id, NEW.spoken_at,
                                            NEW.npc_id, NEW.speaker_id, NEW.heard_by_dm);
     RETURN NEW;
@@ -325,6 +330,15 @@ CREATE FUNCTION glyphoxa_hear_scenes(changed jsonb) RETURNS void LANGUAGE plpgsq
 DECLARE
     touched record;
 BEGIN
+    -- The spans are read once no other change to their sessions is under way.
+    FOR touched IN
+        SELECT DISTINCT c.campaign_id, c.session_id
+        FROM jsonb_to_recordset(changed) AS c(campaign_id text, session_id text)
+        ORDER BY 1, 2
+    LOOP
+        PERFORM pg_advisory_xact_lock(hashtextextended(
+            'glyphoxa hear ' || touched.campaign_id || '/' || touched.session_id, 0));
+    END LOOP;
     FOR touched IN
         SELECT DISTINCT c.campaign_id, c.session_id, c.started_at,
                glyphoxa_scene_end(c.campaign_id, c.session_id, c.started_at) AS ended_at

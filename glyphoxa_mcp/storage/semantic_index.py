@@ -208,6 +208,7 @@ class SemanticIndex:
             columns=CHUNK_COLUMNS,
             conditions=chunk_conditions(filters, params, "c"),
             selective=filters.session_id is not None,
+            filter_first=filters.reader is not None,
             query=text,
             limit=params.add(k),
             k=k,

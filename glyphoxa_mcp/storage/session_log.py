@@ -432,6 +432,7 @@ class SessionLog:
             columns=ENTRY_COLUMNS,
             conditions=entry_conditions(filters, params, "e"),
             selective=filters.session_id is not None,
+            filter_first=filters.reader is not None,
             query=text,
             limit=params.add(limit),
             k=limit,

@@ -4,7 +4,8 @@ Two passes, each one statement, neither reading a common word's postings whole:
 - The best FIRST_DEPTH postings of each query word (highest weight first, from an index)
   give candidates. When no row left unread could still enter the top k (the threshold
   algorithm, with sql/024's `glyphoxa_bm25_bound` on what an unread posting can weigh), that
-  is the answer: a query whose best rows hold its rarer words ends here.
+  is the answer: a query whose best rows hold its rarer words ends here. When the filters
+  keep fewer than k of them, the pass reads deeper once (MAX_FIRST_DEPTH).
 - Otherwise the k-th best score found is a threshold (MaxScore): a row reaching it must
   hold one of the words whose greatest weights add up to it, so only those words' postings
   are read, and a row's common words are counted only when it could still reach the top.
@@ -36,6 +37,10 @@ TABLES: dict[str, Collection] = {
 
 # Postings read first from each word's list, at the least.
 FIRST_DEPTH = 64
+# How deep the first pass reads again, at most, when the filters kept fewer than k of the
+# rows it found (an NPC who witnessed a few scenes): without k rows there is no threshold,
+# and the second pass would read the query's words' postings whole.
+MAX_FIRST_DEPTH = 512
 # A word held by no more rows than this has its postings read whole in the second pass
 # (about 0.3 µs a posting) rather than counted row by row.
 READ_WHOLE = 20_000
@@ -64,15 +69,24 @@ class WordSearch:
     k: int
     # The conditions keep few rows, found through an index: score them all.
     selective: bool = False
+    # The conditions may drop most rows that hold the words (what an NPC may read in a
+    # witnessed campaign): the second pass applies them before it chooses the rows to
+    # score, rather than scoring rows it then drops.
+    filter_first: bool = False
 
 
 async def rank_by_words(pool: Pool, search: WordSearch, params: Params) -> list[Record]:
     """The best rows for the search, best first, each with its `rank`."""
     if search.selective:
         return list(await pool.fetch(_score_all(search), *params.values))
-    rows = await pool.fetch(_read_best(search, max(FIRST_DEPTH, search.k)), *params.values)
-    if rows[0]["complete"]:
-        return [row for row in rows if row["rank"] is not None]
+    depth = max(FIRST_DEPTH, search.k)
+    while True:
+        rows = await pool.fetch(_read_best(search, depth), *params.values)
+        if rows[0]["complete"]:
+            return [row for row in rows if row["rank"] is not None]
+        if rows[0]["threshold"] > 0 or not search.conditions or depth >= MAX_FIRST_DEPTH:
+            break
+        depth *= 8
     with_threshold = [*params.values, rows[0]["threshold"]]
     threshold = f"${len(with_threshold)}"
     scored, read_whole = max(FIRST_SCORED, search.k), READ_WHOLE
@@ -207,6 +221,39 @@ def _read_essential(search: WordSearch, threshold: str, scored: int, read_whole:
     collection = TABLES[search.table]
     alias = search.alias
     cut = f"{threshold} * {1 - TIE}"
+    hopeful = f"""
+            -- Rows that may reach the threshold, most promising first; one more than are
+            -- scored, to know what the rest could reach.
+            SELECT d.id, d.score + rest.most AS upper, row_number() OVER w AS place,
+                   count(*) OVER () AS of_all
+            FROM partial d CROSS JOIN rest
+            WHERE d.score + rest.most >= {cut}
+            WINDOW w AS (ORDER BY d.score DESC, d.id)
+            ORDER BY d.score DESC, d.id
+            LIMIT {scored} + 1"""
+    if search.filter_first and search.conditions:
+        # Only rows the conditions keep, checked most promising first until there are
+        # enough: `of_all` then counts at most one more than are scored.
+        hopeful = f"""
+            SELECT k.id, k.upper, row_number() OVER w AS place, count(*) OVER () AS of_all
+            FROM (
+                SELECT o.id, o.upper
+                FROM (
+                    -- In order first (OFFSET 0 keeps it a step of its own), so that the
+                    -- conditions are checked row by row from the best, not for every row.
+                    SELECT d.id, d.score, d.score + rest.most AS upper
+                    FROM partial d CROSS JOIN rest
+                    WHERE d.score + rest.most >= {cut}
+                    ORDER BY d.score DESC, d.id
+                    OFFSET 0
+                ) o
+                WHERE EXISTS (SELECT FROM {search.table} {alias}
+                              WHERE {alias}.campaign_id = $1 AND {alias}.id = o.id
+                                AND {where(list(search.conditions))})
+                ORDER BY o.score DESC, o.id
+                LIMIT {scored} + 1
+            ) k
+            WINDOW w AS (ORDER BY k.upper DESC, k.id)"""
     return f"""
         WITH {_statistics(search)},
         most AS (
@@ -245,16 +292,7 @@ def _read_essential(search: WordSearch, threshold: str, scored: int, read_whole:
             WHERE r.read_whole
             GROUP BY p.row_id
         ),
-        hopeful AS MATERIALIZED (
-            -- Rows that may reach the threshold, most promising first; one more than are
-            -- scored, to know what the rest could reach.
-            SELECT d.id, d.score + rest.most AS upper, row_number() OVER w AS place,
-                   count(*) OVER () AS of_all
-            FROM partial d CROSS JOIN rest
-            WHERE d.score + rest.most >= {cut}
-            WINDOW w AS (ORDER BY d.score DESC, d.id)
-            ORDER BY d.score DESC, d.id
-            LIMIT {scored} + 1
+        hopeful AS MATERIALIZED ({hopeful}
         ),
         scored AS MATERIALIZED (
             SELECT {alias}.id,

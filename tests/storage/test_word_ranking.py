@@ -105,6 +105,9 @@ PASSES = {
 
 
 @pytest.mark.parametrize(("passes", "at_least"), PASSES.values(), ids=PASSES.keys())
+# Filtering first: the second pass keeps only the rows the filters keep before it chooses
+# which to score (what an NPC reads in a witnessed campaign).
+@pytest.mark.parametrize("filter_first", [False, True], ids=["filtered last", "filtered first"])
 @pytest.mark.slow
 async def test_reading_postings_ranks_as_scoring_every_matching_row(
     db: Database,
@@ -112,6 +115,7 @@ async def test_reading_postings_ranks_as_scoring_every_matching_row(
     corpus: list[int],
     passes: dict[str, int],
     at_least: int,
+    filter_first: bool,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for name, value in passes.items():
@@ -124,7 +128,8 @@ async def test_reading_postings_ranks_as_scoring_every_matching_row(
         filters = rng.choice((SearchFilters(), PLAYERS, SearchFilters(speaker_ids=("tomas",))))
         params, fields = _search(memory, query, k, filters)
         counting = _CountingPool(db.pool)
-        rows = await rank_by_words(counting, WordSearch(**fields), params)  # type: ignore[arg-type]
+        search = WordSearch(**fields, filter_first=filter_first)
+        rows = await rank_by_words(counting, search, params)  # type: ignore[arg-type]
         statements += counting.statements
         everything = await _ranked(db, memory, query, k, filters, selective=True)
         _same_ranking([(row["id"], row["rank"]) for row in rows], everything)
