@@ -104,11 +104,6 @@ $$;
 
 CREATE FUNCTION glyphoxa_set_line_heard_by() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    -- After any scene change of the session under way (glyphoxa_hear_span holds this lock
-    -- until it commits): a scene change hears only its own span again, so a line must not
-    -- be heard by the scenes as they were before it.
-    PERFORM pg_advisory_xact_lock(
-        hashtextextended('glyphoxa hear ' || NEW.campaign_id || '/' || NEW.session_id, 0));
     NEW.heard_by := glyphoxa_line_heard_by(NEW.campaign_id, NEW.session_id, NEW.spoken_at,
                                            NEW.npc_id, NEW.speaker_id, NEW.heard_by_dm);
     RETURN NEW;
@@ -336,8 +331,7 @@ BEGIN
         FROM jsonb_to_recordset(changed) AS c(campaign_id text, session_id text)
         ORDER BY 1, 2
     LOOP
-        PERFORM pg_advisory_xact_lock(hashtextextended(
-            'glyphoxa hear ' || touched.campaign_id || '/' || touched.session_id, 0));
+        PERFORM glyphoxa_hearing_turn(touched.campaign_id, touched.session_id);
     END LOOP;
     FOR touched IN
         SELECT DISTINCT c.campaign_id, c.session_id, c.started_at,
