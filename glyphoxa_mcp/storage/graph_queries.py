@@ -225,9 +225,15 @@ class GraphQueries:
         )
 
     async def identity_snapshot(
-        self, entity_id: str, *, npc_id: str | None = None, max_relationships: int = 100
+        self,
+        entity_id: str,
+        *,
+        npc_id: str | None = None,
+        max_relationships: int = 100,
+        leaving_out: Sequence[str] = (),
     ) -> IdentitySnapshot:
-        """An entity with its relationships and current facts.
+        """An entity with its relationships (but those of the types `leaving_out`) and
+        current facts.
 
         For an NPC's own prompt pass `npc_id=entity_id`: the snapshot then holds only what the
         NPC itself may know.
@@ -236,7 +242,7 @@ class GraphQueries:
             [entity_id],
             npc_id=npc_id,
             max_relationships=max_relationships,
-            leaving_out=NOT_IDENTITY,
+            leaving_out=leaving_out,
         )
         if not found:
             raise NotFoundError(f"No entity {entity_id!r} in campaign {self.campaign_id!r}.")

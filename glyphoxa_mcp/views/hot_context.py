@@ -32,6 +32,7 @@ from glyphoxa_mcp.recall.hot_budgets import (
 from glyphoxa_mcp.recall.names import match_names
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
+from glyphoxa_mcp.storage.graph_queries import NOT_IDENTITY
 from glyphoxa_mcp.storage.lore_queries import LorePassage
 from glyphoxa_mcp.views.arguments import quoted
 from glyphoxa_mcp.views.reading import Reader, Reading
@@ -127,7 +128,9 @@ class HotLayer:
         """The NPC with what it knows of itself, its relationships and facts (which also
         holds its entity: not read a second time)."""
         try:
-            snapshot = await self.memory.queries.identity_snapshot(npc_id, npc_id=npc_id)
+            snapshot = await self.memory.queries.identity_snapshot(
+                npc_id, npc_id=npc_id, leaving_out=NOT_IDENTITY
+            )
         except NotFoundError:
             raise await self._unknown_npc(npc_id) from None
         _an_npc(snapshot.entity)

@@ -97,16 +97,17 @@ def test_ending_a_session_summarises_it_and_records_the_episode(
     ended = json.loads(cli("session", "end", "s1", "--json"))
     assert ended["ended_at"] == "2026-03-07T19:01:55+00:00"
     assert "I'll pay you forty silver" in ended["summary"]
-    assert {"brannoch", "berrit", "greywater-crossing"} <= set(ended["participants"])
+    # Who spoke took part; a place only named was mentioned, not where it happened.
+    assert {"brannoch", "berrit"} <= set(ended["participants"])
+    assert "greywater-crossing" in ended["mentioned"]
     again = json.loads(cli("session", "end", "s1", "--json"))
     assert again["summary"] == ended["summary"]
     episode = json.loads(cli("entity", "show", "episode-s1", "--json"))
     kinds = {(r["relationship"]["rel_type"], r["other"]["id"]) for r in episode["relationships"]}
-    assert ("PARTICIPATED_IN", "brannoch") in kinds and (
-        "LOCATED_AT",
-        "greywater-crossing",
-    ) in kinds
-    assert len(episode["relationships"]) == len(ended["participants"])  # no duplicates on rerun
+    assert ("PARTICIPATED_IN", "brannoch") in kinds
+    assert ("MENTIONED_IN", "greywater-crossing") in kinds
+    # No duplicates on a rerun.
+    assert len(episode["relationships"]) == len(ended["participants"]) + len(ended["mentioned"])
     [listed] = json.loads(cli("session", "list", "--json"))
     assert listed["summary_source"] == "extractive"
 
@@ -213,7 +214,7 @@ def test_a_dm_keeps_a_line_and_a_session_to_themselves(tmp_path: Path, glyphoxa:
         "session": "s1",
         "dm_only": True,
         "facts_made_secret": 0,
-        "relationships_made_secret": len(ended["participants"]),
+        "relationships_made_secret": len(ended["participants"]) + len(ended["mentioned"]),
     }
     assert json.loads(cli("entity", "show", "episode-s1", "--json"))["entity"]["visibility"][
         "secret"
