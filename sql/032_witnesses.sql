@@ -518,15 +518,41 @@ END $$;
 CREATE TRIGGER scenes_word BEFORE INSERT OR UPDATE OF present, location_id ON scenes
     FOR EACH ROW EXECUTE FUNCTION glyphoxa_scene_word();
 
+-- What a line taught (`line`: the line a fact or relationship cites; without one, the whole
+-- session, whose witnesses are `everyone` who heard any of it): its witnesses, who word of
+-- it reached, and so who knows it.
+CREATE TYPE glyphoxa_lesson AS (witnesses text[], word jsonb, known_by text[]);
+
+CREATE FUNCTION glyphoxa_lesson_of(campaign text, session text, line bigint, everyone text[])
+RETURNS glyphoxa_lesson LANGUAGE sql STABLE
+AS $$
+    WITH cited AS (
+        SELECT e.heard_by, e.spoken_at FROM session_entries e
+        WHERE e.campaign_id = campaign AND e.id = line
+    ), taught AS (
+        SELECT coalesce((SELECT heard_by FROM cited), everyone) AS witnesses,
+               (SELECT s.location_id FROM scenes s
+                WHERE s.campaign_id = campaign AND s.session_id = session
+                  AND s.started_at <= (SELECT spoken_at FROM cited)
+                ORDER BY s.started_at DESC LIMIT 1) AS location
+    ), heard AS (
+        SELECT t.witnesses, glyphoxa_word_of(campaign, t.witnesses, t.location) AS word
+        FROM taught t
+    )
+    SELECT h.witnesses, h.word,
+           glyphoxa_sorted_set(h.witnesses || ARRAY(SELECT jsonb_object_keys(h.word)))
+    FROM heard h
+$$;
+
 -- What the session's scenes taught, known to their witnesses and to those word reached:
 -- the facts and relationships learned in it that the DM has not decided about (not secret,
--- known_by empty, and not written by the DM) and that were not taught before. Without a cited line, an item was
--- taught by the whole session: its witnesses are everyone who heard any of it.
+-- known_by empty, and not written by the DM) and that were not taught before. What is
+-- known to nobody (no NPC was there, and word reached none) is the DM's alone.
 CREATE FUNCTION glyphoxa_teach_session(campaign text, session text) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
     everyone text[];
-    taught integer := 0;
+    taught integer;
     changed integer;
 BEGIN
     IF NOT glyphoxa_witnessed(campaign) THEN
@@ -535,54 +561,25 @@ BEGIN
     everyone := (SELECT glyphoxa_sorted_set(array_agg(h)) FROM session_entries e,
                         unnest(e.heard_by) h
                  WHERE e.campaign_id = campaign AND e.session_id = session AND NOT e.dm_only);
-    WITH lesson AS (
-        SELECT f.id, coalesce(e.heard_by, everyone) AS witnesses,
-               (SELECT s.location_id FROM scenes s
-                WHERE s.campaign_id = campaign AND s.session_id = session
-                  AND s.started_at <= e.spoken_at
-                ORDER BY s.started_at DESC LIMIT 1) AS location
-        FROM facts f
-        LEFT JOIN session_entries e ON e.campaign_id = f.campaign_id AND e.id = f.source_entry_id
-        WHERE f.campaign_id = campaign AND f.session_id = session AND f.witnesses IS NULL
-          AND NOT f.secret AND cardinality(f.known_by) = 0
-          AND f.provenance ->> 'source' IN ('stated', 'inferred')
-    ), heard AS (
-        SELECT l.id, l.witnesses, w.word,
-               glyphoxa_sorted_set(l.witnesses || ARRAY(SELECT jsonb_object_keys(w.word)))
-                   AS known_by
-        FROM lesson l,
-             LATERAL (SELECT glyphoxa_word_of(campaign, l.witnesses, l.location) AS word) w
-        WHERE l.witnesses IS NOT NULL
-    )
-    -- Known to nobody (no NPC was there, and word reached none): the DM's alone.
-    UPDATE facts f SET witnesses = h.witnesses, word = h.word, known_by = h.known_by,
-        secret = cardinality(h.known_by) = 0
-    FROM heard h WHERE f.id = h.id;
-    GET DIAGNOSTICS changed = ROW_COUNT;
-    taught := taught + changed;
-    WITH lesson AS (
-        SELECT r.id, coalesce(e.heard_by, everyone) AS witnesses,
-               (SELECT s.location_id FROM scenes s
-                WHERE s.campaign_id = campaign AND s.session_id = session
-                  AND s.started_at <= e.spoken_at
-                ORDER BY s.started_at DESC LIMIT 1) AS location
-        FROM relationships r
-        LEFT JOIN session_entries e ON e.campaign_id = r.campaign_id AND e.id = r.source_entry_id
-        WHERE r.campaign_id = campaign AND r.provenance ->> 'session_id' = session
-          AND r.witnesses IS NULL AND NOT r.secret AND cardinality(r.known_by) = 0
-          AND r.provenance ->> 'source' IN ('stated', 'inferred')
-    ), heard AS (
-        SELECT l.id, l.witnesses, w.word,
-               glyphoxa_sorted_set(l.witnesses || ARRAY(SELECT jsonb_object_keys(w.word)))
-                   AS known_by
-        FROM lesson l,
-             LATERAL (SELECT glyphoxa_word_of(campaign, l.witnesses, l.location) AS word) w
-        WHERE l.witnesses IS NOT NULL
-    )
-    -- Known to nobody (no NPC was there, and word reached none): the DM's alone.
-    UPDATE relationships r SET witnesses = h.witnesses, word = h.word, known_by = h.known_by,
-        secret = cardinality(h.known_by) = 0
-    FROM heard h WHERE r.id = h.id;
+    UPDATE facts f
+    SET witnesses = (t.lesson).witnesses, word = (t.lesson).word,
+        known_by = (t.lesson).known_by, secret = cardinality((t.lesson).known_by) = 0
+    FROM (SELECT x.id, glyphoxa_lesson_of(campaign, session, x.source_entry_id, everyone) AS lesson
+          FROM facts x
+          WHERE x.campaign_id = campaign AND x.session_id = session AND x.witnesses IS NULL
+            AND NOT x.secret AND cardinality(x.known_by) = 0
+            AND x.provenance ->> 'source' IN ('stated', 'inferred')) t
+    WHERE f.id = t.id AND (t.lesson).witnesses IS NOT NULL;
+    GET DIAGNOSTICS taught = ROW_COUNT;
+    UPDATE relationships r
+    SET witnesses = (t.lesson).witnesses, word = (t.lesson).word,
+        known_by = (t.lesson).known_by, secret = cardinality((t.lesson).known_by) = 0
+    FROM (SELECT x.id, glyphoxa_lesson_of(campaign, session, x.source_entry_id, everyone) AS lesson
+          FROM relationships x
+          WHERE x.campaign_id = campaign AND x.provenance ->> 'session_id' = session
+            AND x.witnesses IS NULL AND NOT x.secret AND cardinality(x.known_by) = 0
+            AND x.provenance ->> 'source' IN ('stated', 'inferred')) t
+    WHERE r.id = t.id AND (t.lesson).witnesses IS NOT NULL;
     GET DIAGNOSTICS changed = ROW_COUNT;
     RETURN taught + changed;
 END $$;

@@ -351,6 +351,17 @@ class SessionLog:
             )
             return latest
 
+    def _all_found(self, ids: Sequence[int], rows: Sequence[asyncpg.Record]) -> None:
+        """Refuses (so the transaction writing `rows` rolls back) when an id asked for is not
+        a line of this campaign."""
+        missing = sorted(set(ids) - {row["id"] for row in rows})
+        if missing:
+            raise NotFoundError(
+                f"No line {', '.join(f'line:{i}' for i in missing[:5])} in campaign "
+                f"{self.campaign_id!r}. `glyphoxa-mcp session show SESSION` lists the "
+                "lines with their ids."
+            )
+
     async def set_dm_only(self, entry_ids: Sequence[int], dm_only: bool) -> list[Entry]:
         """Make these lines DM-only (or not), with the passages that hold them; the lines
         changed. An id that is not a line of this campaign is refused, and nothing changes."""
@@ -358,13 +369,7 @@ class SessionLog:
         with driver_errors("mark lines DM-only"):
             async with self._pool.acquire() as conn, conn.transaction():
                 rows = await conn.fetch(SET_DM_ONLY, self.campaign_id, ids, dm_only)
-                missing = sorted(set(ids) - {row["id"] for row in rows})
-                if missing:
-                    raise NotFoundError(
-                        f"No line {', '.join(f'line:{i}' for i in missing[:5])} in campaign "
-                        f"{self.campaign_id!r}. `glyphoxa-mcp session show SESSION` lists the "
-                        "lines with their ids."
-                    )
+                self._all_found(ids, rows)
                 sessions = sorted({row["session_id"] for row in rows})
                 await conn.execute(RESET_CHUNKS_DM_ONLY, self.campaign_id, sessions)
         return [_entry(row) for row in rows]
@@ -380,13 +385,7 @@ class SessionLog:
         with driver_errors("set who heard lines"):
             async with self._pool.acquire() as conn, conn.transaction():
                 rows = await conn.fetch(SET_HEARERS, self.campaign_id, ids, hearers)
-                missing = sorted(set(ids) - {row["id"] for row in rows})
-                if missing:
-                    raise NotFoundError(
-                        f"No line {', '.join(f'line:{i}' for i in missing[:5])} in campaign "
-                        f"{self.campaign_id!r}. `glyphoxa-mcp session show SESSION` lists the "
-                        "lines with their ids."
-                    )
+                self._all_found(ids, rows)
         return [
             (_entry(row), None if row["heard_by"] is None else tuple(row["heard_by"]))
             for row in sorted(rows, key=lambda r: (r["spoken_at"], r["id"]))
