@@ -42,7 +42,7 @@ from glyphoxa_mcp.domain.knowledge import (
 from glyphoxa_mcp.domain.listings import Branch
 from glyphoxa_mcp.domain.models import Campaign
 from glyphoxa_mcp.domain.reports import BranchPolicy, CampaignSize, LoadKind, LoadReport
-from glyphoxa_mcp.domain.wording import counted
+from glyphoxa_mcp.domain.wording import comma_separated, counted
 from glyphoxa_mcp.errors import InvalidInputError
 
 
@@ -129,7 +129,7 @@ def read_text(path: Path, max_chars: int = MAX_FILE_CHARS) -> str:
 
 
 async def run_config(args: argparse.Namespace) -> int:
-    news_types = None if args.news_types is None else _listed(args.news_types)
+    news_types = None if args.news_types is None else comma_separated(args.news_types)
     async with campaign_desk(args) as desk:
         campaign = await campaign_settings(desk)
         if args.review_threshold is not None:
@@ -143,10 +143,6 @@ async def run_config(args: argparse.Namespace) -> int:
             )
     emit(args, campaign.model_dump(mode="json"), settings_text(campaign))
     return 0
-
-
-def _listed(text: str) -> list[str]:
-    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def settings_text(campaign: Campaign) -> str:

@@ -15,6 +15,7 @@ from glyphoxa_mcp.desk.scene_actions import (
     set_scene,
 )
 from glyphoxa_mcp.domain.scenes import Scene
+from glyphoxa_mcp.domain.wording import comma_separated
 from glyphoxa_mcp.errors import InvalidInputError
 
 
@@ -69,10 +70,6 @@ def _time(text: str) -> datetime:
             f"--at: {text!r} is not an ISO time (such as 2026-03-07T19:30:00Z).", field="--at"
         ) from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def _line_ids(lines: list[str]) -> list[int]:
@@ -131,7 +128,7 @@ async def run_scene(args: argparse.Namespace) -> int:
             desk,
             args.session,
             at,
-            present=None if args.present is None else _names(args.present),
+            present=None if args.present is None else comma_separated(args.present),
             location=args.location,
             title=args.title,
         )
@@ -148,7 +145,7 @@ async def run_scene(args: argparse.Namespace) -> int:
 
 async def run_heard_by(args: argparse.Namespace) -> int:
     ids = _line_ids(args.lines)
-    npcs = None if args.scene else _names(args.npcs)
+    npcs = None if args.scene else comma_separated(args.npcs)
     async with campaign_desk(args) as desk:
         heard = await set_line_hearers(desk, ids, npcs)
     emit(

@@ -35,3 +35,9 @@ def rule_of(error: ErrorDetails) -> str:
     """The message of one pydantic error (an item of `ValidationError.errors()`), without
     the prefix pydantic adds to a validator's own message."""
     return error["msg"].removeprefix(PYDANTIC_PREFIX)
+
+
+def comma_separated(text: str | None) -> list[str]:
+    """The names a DM types in one field, "Brannoch, Old Berrit": each trimmed, blanks left
+    out (an empty field names nobody)."""
+    return [part.strip() for part in (text or "").split(",") if part.strip()]

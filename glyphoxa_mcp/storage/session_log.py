@@ -139,6 +139,9 @@ UPDATE session_entries e SET heard_by_dm = $3
 WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
 RETURNING {ENTRY_COLUMNS}, e.heard_by
 """
+SELECT_HEARERS = """
+SELECT id, heard_by FROM session_entries WHERE campaign_id = $1 AND session_id = $2
+"""
 SET_DM_ONLY = f"""
 UPDATE session_entries e SET dm_only = $3
 WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
@@ -394,12 +397,7 @@ class SessionLog:
     async def hearers(self, session_id: str) -> dict[int, tuple[str, ...] | None]:
         """Who hears each line of the session (None: everyone, a shared campaign)."""
         with driver_errors(f"read who heard session {session_id!r}"):
-            rows = await self._pool.fetch(
-                "SELECT id, heard_by FROM session_entries WHERE campaign_id = $1 "
-                "AND session_id = $2",
-                self.campaign_id,
-                session_id,
-            )
+            rows = await self._pool.fetch(SELECT_HEARERS, self.campaign_id, session_id)
         return {
             row["id"]: None if row["heard_by"] is None else tuple(row["heard_by"]) for row in rows
         }

@@ -15,6 +15,7 @@ from glyphoxa_mcp.desk.fact_actions import rumour_rule, source_lines
 from glyphoxa_mcp.desk.name_actions import name_resolver, names_by_id
 from glyphoxa_mcp.domain.models import MAX_NAME_CHARS, Visibility
 from glyphoxa_mcp.domain.vocabulary import KEY_PATTERN, EntityType
+from glyphoxa_mcp.domain.wording import comma_separated
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.web.desk import acting, campaign_desk, render
@@ -95,7 +96,7 @@ async def set_visibility(request: Request) -> Response:
     desk = await campaign_desk(request)
     async with acting(request, f"/c/{desk.campaign_id}/entities") as act:
         form = await act.form(VisibilityEdit)
-        named = [n.strip() for n in form.known_by.split(",") if n.strip()]
+        named = comma_separated(form.known_by)
         if len(named) > MAX_KNOWERS:
             raise InvalidInputError(
                 f"known_by: at most {MAX_KNOWERS} NPCs; leave it empty for the DM alone.",

@@ -28,7 +28,7 @@ from glyphoxa_mcp.desk.session_actions import (
     write_summary,
 )
 from glyphoxa_mcp.domain.models import MAX_SUMMARY_CHARS
-from glyphoxa_mcp.domain.wording import counted
+from glyphoxa_mcp.domain.wording import comma_separated, counted
 from glyphoxa_mcp.web.desk import acting, campaign_desk, render
 from glyphoxa_mcp.web.forms import Form, NoFields, query_of
 from glyphoxa_mcp.web.paging import MAX_PAGE, Paging, page_holding, page_link
@@ -76,10 +76,6 @@ class LinesHeard(Form):
     lines: list[int] = Field(min_length=1, max_length=MAX_MARKED)
     heard_by: Names | None = None
     scene: Literal["yes"] | None = None
-
-
-def _names(text: str | None) -> list[str]:
-    return [name.strip() for name in (text or "").split(",") if name.strip()]
 
 
 def session_url(campaign: str, session_id: str) -> str:
@@ -210,7 +206,7 @@ async def edit_scene(request: Request) -> Response:
                 desk,
                 session_id,
                 form.at,
-                present=None if form.present is None else _names(form.present),
+                present=None if form.present is None else comma_separated(form.present),
                 location=form.location or None,
                 title=form.title or None,
             )
@@ -226,7 +222,7 @@ async def set_heard_by(request: Request) -> Response:
     session_id = str(request.path_params["session_id"])
     async with acting(request, session_url(desk.campaign_id, session_id)) as act:
         form = await act.form(LinesHeard)
-        npcs = None if form.scene else _names(form.heard_by)
+        npcs = None if form.scene else comma_separated(form.heard_by)
         heard = await set_line_hearers(desk, form.lines, npcs)
         act.done(
             f"{counted(len(heard), 'line')} now heard by "
