@@ -22,6 +22,10 @@ MIN_SERVER_VERSION = 150000
 MIN_PGVECTOR_VERSION = (0, 5)
 
 _FILE_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+# A migration that rebuilds a table asks for it to be vacuumed once it is committed (VACUUM
+# cannot run in its transaction): until then an index-only scan of the new table reads its
+# heap for every row, the visibility map being empty.
+_VACUUM_AFTER = re.compile(r"^-- vacuum after: ([a-z_][a-z0-9_]*)$", re.MULTILINE)
 
 CREATE_MIGRATIONS_TABLE = """
 CREATE TABLE IF NOT EXISTS glyphoxa_migrations (
@@ -56,6 +60,11 @@ class Migration:
 
     def render(self, embedding_dim: int) -> str:
         return self.template.replace(EMBEDDING_DIM_TOKEN, str(embedding_dim))
+
+    @property
+    def vacuumed_after(self) -> tuple[str, ...]:
+        """Tables to vacuum and analyze once the migration is committed."""
+        return tuple(_VACUUM_AFTER.findall(self.template))
 
 
 @dataclass(frozen=True)
@@ -132,6 +141,8 @@ async def _migrate_locked(
                 f"Migration {migration.version:03d}_{migration.name} failed and was rolled "
                 f"back: {exc}"
             ) from exc
+        for table in migration.vacuumed_after:
+            await conn.execute(f"VACUUM (ANALYZE) {table}")
     versions = set(applied) | {m.version for m in pending}
     return MigrationReport(tuple(pending), max(versions, default=0), embedding_dim)
 

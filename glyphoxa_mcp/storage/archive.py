@@ -73,6 +73,8 @@ DERIVED_TABLES = {
     "word_postings": "made by the triggers of the imported rows (sql/024)",
     "word_frequencies": "made by the triggers of the imported rows (sql/024)",
     "word_collections": "made by the triggers of the imported rows (sql/024)",
+    "word_audiences": "made by the triggers of the imported rows (sql/036)",
+    "word_readers": "made by the triggers of the imported rows (sql/036)",
     "campaign_row_counts": "made by the triggers of the imported rows (sql/010)",
     "entity_versions": "the campaign's own counter, started by its row (sql/007, sql/026)",
     "knowledge_versions": "the campaign's own counter, started by its row (sql/015, sql/026)",

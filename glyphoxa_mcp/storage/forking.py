@@ -72,6 +72,8 @@ FORKED_TABLES = {
     "word_postings": "made by the triggers of the copied rows (sql/024)",
     "word_frequencies": "made by the triggers of the copied rows (sql/024)",
     "word_collections": "made by the triggers of the copied rows (sql/024)",
+    "word_audiences": "made by the triggers of the copied rows (sql/036)",
+    "word_readers": "made by the triggers of the copied rows (sql/036)",
     "campaign_row_counts": "made by the triggers of the copied rows (sql/010)",
     "entity_versions": "the branch's own counter (sql/007, sql/026)",
     "knowledge_versions": "the branch's own counter (sql/015, sql/026)",

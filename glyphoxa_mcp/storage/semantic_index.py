@@ -209,6 +209,7 @@ class SemanticIndex:
             conditions=chunk_conditions(filters, params, "c"),
             selective=filters.session_id is not None,
             filter_first=filters.reader is not None,
+            reader=None if filters.reader is None else params.add(filters.reader),
             query=text,
             limit=params.add(k),
             k=k,

@@ -430,6 +430,7 @@ class SessionLog:
             conditions=entry_conditions(filters, params, "e"),
             selective=filters.session_id is not None,
             filter_first=filters.reader is not None,
+            reader=None if filters.reader is None else params.add(filters.reader),
             query=text,
             limit=params.add(limit),
             k=limit,

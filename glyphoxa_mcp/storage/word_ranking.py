@@ -34,6 +34,8 @@ TABLES: dict[str, Collection] = {
     "facts": "f",
     "lore_sections": "l",
 }
+# Collections whose postings carry who may read their rows (sql/036).
+AUDIENCES = frozenset({"e", "c"})
 
 # Postings read first from each word's list, at the least.
 FIRST_DEPTH = 64
@@ -73,6 +75,10 @@ class WordSearch:
     # witnessed campaign): the second pass applies them before it chooses the rows to
     # score, rather than scoring rows it then drops.
     filter_first: bool = False
+    # The placeholder of the NPC reading lines or passages: their postings are read only
+    # where it may read them (their audiences, sql/036), so that what it cannot read sets no
+    # threshold and is not scored. The conditions still decide which rows are returned.
+    reader: str | None = None
 
 
 async def rank_by_words(pool: Pool, search: WordSearch, params: Params) -> list[Record]:
@@ -103,10 +109,35 @@ async def rank_by_words(pool: Pool, search: WordSearch, params: Params) -> list[
         scored *= 8
 
 
+def _by_audience(search: WordSearch) -> bool:
+    return search.reader is not None and TABLES[search.table] in AUDIENCES
+
+
+def _heard(search: WordSearch, posting: str) -> str:
+    """Condition: the reader may read the row of the posting at `posting` (TRUE for the DM
+    and for collections without audiences). Needs `_with_audiences` in the FROM list."""
+    if not _by_audience(search):
+        return "TRUE"
+    return f"glyphoxa_audience_heard(heard.mask, {posting}.audience)"
+
+
+def _with_audiences(search: WordSearch) -> str:
+    """What the reader may read of the audiences, joined as `heard`: a column, not a scalar
+    subquery, so that `_heard` is inlined (about 0.1 µs a posting, not 2)."""
+    return " CROSS JOIN audiences heard" if _by_audience(search) else ""
+
+
 def _statistics(search: WordSearch) -> str:
-    """The campaign's collection statistics and the query's words with their IDF."""
+    """The campaign's collection statistics, the query's words with their IDF, and what the
+    reader may read of the campaign's audiences."""
     collection = TABLES[search.table]
-    return f"""
+    audiences = ""
+    if _by_audience(search):
+        audiences = f"""
+        audiences AS MATERIALIZED (
+            SELECT glyphoxa_audience_mask($1, {search.reader}::text) AS mask
+        ),"""
+    return f"""{audiences}
         collection AS (
             SELECT w.documents::float8 AS documents,
                    greatest(w.total_length::float8 / greatest(w.documents, 1), 1)
@@ -154,10 +185,10 @@ def _read_best(search: WordSearch, depth: int) -> str:
         WITH {_statistics(search)},
         read AS MATERIALIZED (
             SELECT t.lexeme, t.idf, p.row_id, p.frequency, p.length, p.impact
-            FROM terms t CROSS JOIN LATERAL (
+            FROM terms t{_with_audiences(search)} CROSS JOIN LATERAL (
                 SELECT p.row_id, p.frequency, p.length, p.impact FROM word_postings p
                 WHERE p.campaign_id = $1 AND p.collection = '{collection}'
-                  AND p.lexeme = t.lexeme
+                  AND p.lexeme = t.lexeme AND {_heard(search, "p")}
                 ORDER BY p.impact DESC, p.row_id DESC
                 LIMIT {depth}) p
         ),
@@ -261,10 +292,10 @@ def _read_essential(search: WordSearch, threshold: str, scored: int, read_whole:
             SELECT t.lexeme, t.idf, t.holding, coalesce(t.idf * glyphoxa_bm25_bound(
                 (SELECT p.impact FROM word_postings p
                  WHERE p.campaign_id = $1 AND p.collection = '{collection}'
-                   AND p.lexeme = t.lexeme
+                   AND p.lexeme = t.lexeme AND {_heard(search, "p")}
                  ORDER BY p.impact DESC LIMIT 1),
                 (SELECT ratio FROM collection)) * {1 + TIE}, 0) AS weight
-            FROM terms t
+            FROM terms t{_with_audiences(search)}
         ),
         running AS (
             SELECT lexeme, idf, weight, holding,
@@ -284,10 +315,10 @@ def _read_essential(search: WordSearch, threshold: str, scored: int, read_whole:
             SELECT p.row_id AS id,
                    sum(r.idf * glyphoxa_bm25_weight(p.frequency, p.length, stats.average_length))
                        AS score
-            FROM running r
+            FROM running r{_with_audiences(search)}
                  JOIN word_postings p
                    ON p.campaign_id = $1 AND p.collection = '{collection}'
-                  AND p.lexeme = r.lexeme,
+                  AND p.lexeme = r.lexeme AND {_heard(search, "p")},
                  collection stats
             WHERE r.read_whole
             GROUP BY p.row_id

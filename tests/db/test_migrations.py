@@ -41,6 +41,8 @@ EXPECTED_TABLES = {
     "word_collections",
     "word_frequencies",
     "word_postings",
+    "word_audiences",
+    "word_readers",
     "lore_documents",
     "lore_sections",
     "lore_pins",
@@ -181,3 +183,30 @@ def test_two_files_with_one_version_are_refused(tmp_path: Path) -> None:
     (tmp_path / "001_b.sql").write_text("SELECT 1;")
     with pytest.raises(MigrationError, match="share version 001"):
         load_migrations(tmp_path)
+
+
+async def test_a_table_a_migration_rebuilds_is_vacuumed_once_it_is_committed(
+    empty_database: str,
+) -> None:
+    rebuilding = [
+        *load_migrations(),
+        Migration(
+            998,
+            "rebuilt",
+            "CREATE TABLE rebuilt AS SELECT g AS x FROM generate_series(1, 1000) g;\n"
+            "-- vacuum after: rebuilt\n",
+        ),
+    ]
+    conn = await asyncpg.connect(empty_database)
+    try:
+        await migrate(conn, 384, rebuilding)
+        # Vacuumed and analyzed, after the commit (in its transaction VACUUM fails): its
+        # pages can be marked all-visible, and the planner knows its rows.
+        vacuumed, analyzed, applied = await conn.fetchrow(
+            """SELECT s.last_vacuum, s.last_analyze, m.applied_at
+               FROM pg_stat_user_tables s, glyphoxa_migrations m
+               WHERE s.relname = 'rebuilt' AND m.version = 998"""
+        )
+        assert vacuumed is not None and analyzed is not None and vacuumed >= applied
+    finally:
+        await conn.close()

@@ -13,11 +13,15 @@ from typing import Any
 import pytest
 
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.domain.models import NewEntry, NewSession, SearchFilters
+from glyphoxa_mcp.domain.knowledge import Knowledge
+from glyphoxa_mcp.domain.models import NewChunk, NewEntry, NewSession, SearchFilters
+from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.storage import word_ranking
+from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
-from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions
+from glyphoxa_mcp.storage.sql_parts import Params, chunk_conditions, entry_conditions
 from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
+from tests.storage.test_witnesses import sample as witnessed_sample
 
 START = datetime(2026, 3, 14, 19, 0, tzinfo=UTC)
 WORDS = (  # noqa: SIM905 (a paragraph of words reads better than a list)
@@ -207,7 +211,7 @@ async def test_statistics_follow_corrections_dm_only_and_deletes(
                 " WHERE campaign_id = $1 AND collection = 'e'",
                 "SELECT lexeme, documents FROM word_frequencies"
                 " WHERE campaign_id = $1 AND collection = 'e' ORDER BY lexeme",
-                "SELECT lexeme, row_id, frequency, length FROM word_postings"
+                "SELECT lexeme, row_id, frequency, length, audience FROM word_postings"
                 " WHERE campaign_id = $1 AND collection = 'e' ORDER BY lexeme, row_id",
             )
         ]
@@ -230,7 +234,13 @@ async def test_statistics_follow_corrections_dm_only_and_deletes(
     assert before[0][0][0] == 200 - 20
 
     await db.pool.execute("DELETE FROM campaigns WHERE id = $1", memory.campaign_id)
-    for table in ("word_postings", "word_frequencies", "word_collections"):
+    for table in (
+        "word_postings",
+        "word_frequencies",
+        "word_collections",
+        "word_audiences",
+        "word_readers",
+    ):
         left = await db.pool.fetchval(
             f"SELECT count(*) FROM {table} WHERE campaign_id = $1", memory.campaign_id
         )
@@ -283,3 +293,146 @@ async def test_a_common_word_costs_no_more_reading(db: Database, memory: Campaig
     assert word_ranking.FIRST_DEPTH < 3_000
     texts = {entry.text for entry in await memory.log.get_many([row["id"] for row in rows[:3]])}
     assert texts == {entry.text for entry in rare}
+
+
+NPCS = ("brannoch", "ysolde", "berrit", "maelis")
+
+
+async def _postings_astray(db: Database, campaign: str) -> list[tuple[Any, ...]]:
+    """Postings of lines and passages whose audience is not who may read their row now."""
+    rows = await db.pool.fetch(
+        """SELECT p.collection, p.row_id, p.lexeme, a.dm_only AS a_dm_only,
+                  a.heard_by AS a_heard_by, p.audience,
+                  coalesce(e.dm_only, c.dm_only) AS dm_only,
+                  CASE p.collection WHEN 'e' THEN e.heard_by ELSE c.heard_by END AS heard_by
+           FROM word_postings p
+                LEFT JOIN word_audiences a ON a.campaign_id = p.campaign_id AND a.id = p.audience
+                LEFT JOIN session_entries e
+                  ON p.collection = 'e' AND e.campaign_id = p.campaign_id AND e.id = p.row_id
+                LEFT JOIN chunks c
+                  ON p.collection = 'c' AND c.campaign_id = p.campaign_id AND c.id = p.row_id
+           WHERE p.campaign_id = $1 AND p.collection IN ('c', 'e')""",
+        campaign,
+    )
+    astray = []
+    for row in rows:
+        everyone = not row["dm_only"] and row["heard_by"] is None
+        if everyone:
+            right = row["audience"] is None
+        else:
+            right = (row["a_dm_only"], row["a_heard_by"]) == (row["dm_only"], row["heard_by"])
+        if not right:
+            astray.append(tuple(row))
+    return astray
+
+
+async def _readers_astray(db: Database, campaign: str) -> list[tuple[Any, ...]]:
+    """NPCs whose audiences, as kept, are not those the rule lets them read."""
+    rows = await db.pool.fetch(
+        """WITH npcs AS (SELECT DISTINCT h AS npc_id FROM word_audiences, unnest(heard_by) h
+                         WHERE campaign_id = $1),
+                ruled AS (SELECT n.npc_id, coalesce(array_agg(a.id ORDER BY a.id)
+                                     FILTER (WHERE glyphoxa_may_read(a.dm_only, a.heard_by,
+                                                                     n.npc_id)), '{}') AS ids
+                          FROM npcs n CROSS JOIN word_audiences a WHERE a.campaign_id = $1
+                          GROUP BY n.npc_id),
+                kept AS (SELECT r.npc_id, array(SELECT i FROM generate_series(0,
+                                    length(r.audiences) - 1) i
+                                    WHERE get_bit(r.audiences, i) = 1) AS ids
+                         FROM word_readers r WHERE r.campaign_id = $1)
+           SELECT coalesce(r.npc_id, k.npc_id), r.ids, k.ids
+           FROM ruled r FULL JOIN kept k USING (npc_id)
+           WHERE r.ids IS DISTINCT FROM k.ids AND cardinality(coalesce(r.ids, k.ids)) > 0""",
+        campaign,
+    )
+    return [tuple(row) for row in rows]
+
+
+@pytest.mark.slow
+async def test_postings_follow_who_may_read_their_rows_and_rank_as_scoring_what_they_may(
+    db: Database,
+) -> None:
+    """Whatever scenes, speakers, the DM's hearers, DM-only lines and the campaign's setting
+    do to who hears a line or passage, its postings carry it, and a reader's ranking read
+    from its own postings is the ranking of every row it may read."""
+    memory = await witnessed_sample(db)
+    rng = random.Random(23)
+    minute = 0
+    entry_ids: list[int] = []
+    chunk_started = START
+    for step in range(14):
+        lines = []
+        for _ in range(rng.randint(4, 9)):
+            minute += 1
+            npc = rng.choice((*NPCS, None, None))
+            words = " ".join(rng.choices(WORDS[:20], k=rng.randint(3, 8)))
+            lines.append(
+                NewEntry(
+                    speaker_id=npc or "kael", speaker_name=npc or "Kael", npc_id=npc,
+                    text=f"{words}.", spoken_at=START + timedelta(minutes=minute),
+                )
+            )  # fmt: skip
+        added = await memory.log.append_many("s1", lines)
+        entry_ids += added
+        await memory.index.upsert(
+            [
+                NewChunk(
+                    session_id="s1",
+                    content="\n".join(line.text for line in lines),
+                    embedding=[0.5] * 4,
+                    entry_ids=tuple(added),
+                    started_at=chunk_started,
+                    ended_at=START + timedelta(minutes=minute),
+                )
+            ]
+        )
+        chunk_started = START + timedelta(minutes=minute)
+        change = step % 4
+        if change == 0:
+            at = rng.randint(0, minute)
+            present = tuple(rng.sample(NPCS, rng.randint(0, 3)))
+            await memory.scenes.record(
+                [Scene(session_id="s1", started_at=START + timedelta(minutes=at), present=present)]
+            )
+        elif change == 1:
+            await db.pool.execute(
+                "UPDATE session_entries SET heard_by_dm = $2 WHERE id = $1",
+                rng.choice(entry_ids),
+                sorted(rng.sample(NPCS, rng.randint(0, 2))),
+            )
+        elif change == 2:
+            await memory.log.set_dm_only(rng.sample(entry_ids, 2), rng.random() < 0.7)
+        elif step == 7:
+            await Campaigns(db).configure_knowledge("demo", knowledge=Knowledge.SHARED)
+            assert await _postings_astray(db, "demo") == []
+            await Campaigns(db).configure_knowledge("demo", knowledge=Knowledge.WITNESSED)
+        assert await _postings_astray(db, "demo") == []
+        assert await _readers_astray(db, "demo") == []
+
+    audiences = await db.pool.fetchval(
+        "SELECT count(DISTINCT audience) FROM word_postings WHERE campaign_id = 'demo'"
+    )
+    assert audiences > 3
+    for reader in (*NPCS, "wendrith"):
+        for _ in range(6):
+            query = " ".join(rng.sample(WORDS[:20], rng.randint(1, 3)))
+            k = rng.choice((1, 5, 20))
+            for table, alias, conditions in (
+                ("session_entries", "e", entry_conditions),
+                ("chunks", "c", chunk_conditions),
+            ):
+                params = Params("demo")
+                text = params.add(query)
+                filters = SearchFilters(reader=reader)
+                fields: dict[str, Any] = dict(
+                    table=table, alias=alias, columns=f"{alias}.id",
+                    conditions=conditions(filters, params, alias), query=text,
+                    limit=params.add(k), k=k, filter_first=True, reader=params.add(reader),
+                )  # fmt: skip
+                own = await rank_by_words(db.pool, WordSearch(**fields), params)
+                # Every row the conditions keep, scored: no posting is read.
+                every = await rank_by_words(db.pool, WordSearch(**fields, selective=True), params)
+                _same_ranking(
+                    [(row["id"], row["rank"]) for row in own],
+                    [(row["id"], row["rank"]) for row in every],
+                )
