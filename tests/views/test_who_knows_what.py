@@ -31,7 +31,9 @@ def prepared_sample(test_server: PostgresForTests, offline_embedder: LocalMiniLM
     async def seed(memory: CampaignMemory) -> None:
         await prepare(memory.db, offline_embedder, lambda _: None)
 
-    return seeded_database(test_server, test_server.template_384, 384, seed)
+    return seeded_database(
+        test_server, test_server.template_384, 384, seed, shared_as="prepared sample"
+    )
 
 
 @pytest.fixture
