@@ -2,7 +2,9 @@
 
 One server per test run: the embedded pgserver, or the server at GLYPHOXA_TEST_DSN (a DSN
 whose user may create databases). The schema is migrated once into a template database and
-each test gets its own clone, so tests never see each other's rows.
+each test gets its own clone, so tests never see each other's rows. The xdist workers of a run
+share the embedded server, its templates and the seeded worlds tests only read or clone: each
+is made once, by whichever worker needs it first, while the others wait for it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import fcntl
+import hashlib
 import itertools
 import os
 import queue
@@ -17,6 +21,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -27,7 +32,7 @@ import asyncpg
 import pytest
 
 from glyphoxa_mcp.db.database import Database, DatabaseLocation, init_connection, keep_session
-from glyphoxa_mcp.db.embedded import database_dsn, start_embedded_server
+from glyphoxa_mcp.db.embedded import database_dsn, postgres_data_dir, start_embedded_server
 from glyphoxa_mcp.db.migrations import migrate
 from glyphoxa_mcp.domain.models import NewSession
 from glyphoxa_mcp.domain.tiers import Tier, TierPolicy, tier_policy
@@ -63,6 +68,9 @@ class PostgresForTests:
     template: str
     template_384: str
     template_256: str
+    run_dir: Path | None = None
+    """Where the workers sharing this server take their turns (None: a server of this worker's
+    own, at GLYPHOXA_TEST_DSN)."""
 
     def dsn(self, database: str) -> str:
         return database_dsn(self.admin_dsn, database)
@@ -96,7 +104,14 @@ async def _prepare_template(admin_dsn: str, template: str, dimension: int) -> No
 # A throwaway server needs no durability: without fsync a dropped clone costs 30 ms, not
 # 200 ms, and a commit waits for no disk. Settings reloaded without a restart; nothing a test
 # checks depends on them (a crash of PostgreSQL alone loses nothing without fsync either).
-THROWAWAY_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+THROWAWAY_SETTINGS = {
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    # A quarter of the default: the log may be in memory (`_scratch_dir`), and a checkpoint
+    # without fsync costs little.
+    "max_wal_size": "'256MB'",
+}
 
 
 async def _without_durability(admin_dsn: str) -> None:
@@ -109,36 +124,129 @@ async def _without_durability(admin_dsn: str) -> None:
         await conn.close()
 
 
-def _start_embedded_for_tests() -> str:
-    # Not under pytest's basetemp: a second pytest session resets that tree to mode 0700,
-    # which would lock out the unprivileged user pgserver runs PostgreSQL as under root.
-    data_dir = Path(tempfile.mkdtemp(prefix="glyphoxa-test-"))
+@contextlib.contextmanager
+def _turn(run_dir: Path, name: str) -> Iterator[None]:
+    """`name` to this worker alone among the run's workers, until the block ends."""
+    with open(run_dir / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _run_id(config: pytest.Config) -> str:
+    """The same in every xdist worker of one run, another in every run."""
+    workerinput: dict[str, str] | None = getattr(config, "workerinput", None)
+    return (workerinput["testrunuid"] if workerinput else uuid.uuid4().hex)[:8]
+
+
+def _remove_once_stopped(run_dir: Path) -> None:
+    # pgserver deletes its data directory when the last process using the server leaves;
+    # until then another worker still runs on it.
+    if not postgres_data_dir(run_dir).exists():
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+async def _exists(admin_dsn: str, database: str) -> bool:
+    conn = await asyncpg.connect(admin_dsn)
+    try:
+        return bool(await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", database))
+    finally:
+        await conn.close()
+
+
+# Where the run's server keeps its data: memory when the machine has it to spare. A test
+# database is a clone of a template, some 1,100 files made and deleted again; on a busy
+# ext4 /tmp the kernel's search for a free inode took 150-500 ms a clone, on tmpfs 20 ms.
+IN_MEMORY = Path("/dev/shm")
+IN_MEMORY_SPARE = 2 * 1024**3
+
+
+# A run killed outright leaves its data behind, which in memory stays until a reboot.
+LEFT_BEHIND_AFTER_S = 3600
+
+
+def _scratch_dir() -> Path:
+    if IN_MEMORY.is_dir() and os.access(IN_MEMORY, os.W_OK):
+        _remove_left_behind(IN_MEMORY)
+        if shutil.disk_usage(IN_MEMORY).free >= IN_MEMORY_SPARE:
+            return IN_MEMORY
+    return Path(tempfile.gettempdir())
+
+
+def _remove_left_behind(scratch: Path) -> None:
+    """Remove the data of runs that ended long ago without a server still running on it."""
+    for run_dir in scratch.glob("glyphoxa-test-*"):
+        with contextlib.suppress(OSError, ValueError):
+            if time.time() - run_dir.stat().st_mtime < LEFT_BEHIND_AFTER_S:
+                continue
+            pid_file = postgres_data_dir(run_dir) / "postmaster.pid"
+            if pid_file.exists() and _running(int(pid_file.read_text().split()[0])):
+                continue
+            shutil.rmtree(run_dir)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _embedded_for_run(run: str) -> PostgresForTests:
+    """The run's embedded server with its templates, started and migrated by the first worker
+    to ask (not under pytest's basetemp: a second pytest session resets that tree to mode
+    0700, which would lock out the unprivileged user pgserver runs PostgreSQL as under root)."""
+    run_dir = _scratch_dir() / f"glyphoxa-test-{run}"
+    run_dir.mkdir(mode=0o700, exist_ok=True)
     # Registered first, so it runs after pgserver's own exit handler has stopped the server.
-    atexit.register(shutil.rmtree, data_dir, True)
-    admin_dsn = start_embedded_server(data_dir, delete_on_exit=True)
-    # Only this run's own server: never a server given by GLYPHOXA_TEST_DSN.
-    asyncio.run(_without_durability(admin_dsn))
-    return admin_dsn
+    atexit.register(_remove_once_stopped, run_dir)
+    with _turn(run_dir, "server"):
+        # Joins the server if another worker started it (pgserver counts its users).
+        admin_dsn = start_embedded_server(run_dir, delete_on_exit=True)
+        server = _named_for(admin_dsn, run, run_dir)
+        if not asyncio.run(_exists(admin_dsn, server.template_256)):
+            asyncio.run(_without_durability(admin_dsn))
+            _prepare_templates(server)
+    return server
 
 
-@pytest.fixture(scope="session")
-def test_server() -> Iterator[PostgresForTests]:
-    admin_dsn = os.environ.get("GLYPHOXA_TEST_DSN") or _start_embedded_for_tests()
-    run = uuid.uuid4().hex[:8]
-    server = PostgresForTests(
+def _named_for(admin_dsn: str, run: str, run_dir: Path | None = None) -> PostgresForTests:
+    return PostgresForTests(
         admin_dsn,
         f"glyphoxa_template_{run}",
         f"glyphoxa_template384_{run}",
         f"glyphoxa_template256_{run}",
+        run_dir,
     )
-    asyncio.run(_prepare_template(admin_dsn, server.template, TEST_EMBEDDING_DIM))
+
+
+def _prepare_templates(server: PostgresForTests) -> None:
+    asyncio.run(_prepare_template(server.admin_dsn, server.template, TEST_EMBEDDING_DIM))
     # The offline model's width, for tests that embed real text.
-    asyncio.run(_prepare_template(admin_dsn, server.template_384, 384))
-    # The default offline model's (WordLlama) width.
-    asyncio.run(_prepare_template(admin_dsn, server.template_256, 256))
+    asyncio.run(_prepare_template(server.admin_dsn, server.template_384, 384))
+    # The default offline model's (WordLlama) width; made last, so its presence says all are.
+    asyncio.run(_prepare_template(server.admin_dsn, server.template_256, 256))
+
+
+@pytest.fixture(scope="session")
+def test_server(pytestconfig: pytest.Config) -> Iterator[PostgresForTests]:
+    given = os.environ.get("GLYPHOXA_TEST_DSN")
+    if not given:
+        # Dropped with the server's data when the run's last worker leaves.
+        yield _embedded_for_run(_run_id(pytestconfig))
+        return
+    # Only this run's own server is made throwaway, never a server given by GLYPHOXA_TEST_DSN;
+    # on it each worker keeps templates of its own and drops them after.
+    server = _named_for(given, uuid.uuid4().hex[:8])
+    _prepare_templates(server)
     yield server
     for template in (server.template, server.template_384, server.template_256):
-        asyncio.run(_drop_database(admin_dsn, template))
+        asyncio.run(_drop_database(given, template))
 
 
 @pytest.fixture
@@ -314,14 +422,42 @@ def offline_embedder() -> LocalMiniLMEmbedder:
 SeedRecipe = Callable[[CampaignMemory], Awaitable[None]]
 
 
+def made_once(
+    server: PostgresForTests, build: Callable[[str], Awaitable[None]], shared_as: str | None
+) -> str:
+    """The name of a database `build` makes under the name it is given. `shared_as` names a
+    database the run's workers share (the first to ask makes it, the others wait for it and
+    take the same): only for one every test reads through `read_only` or clones (CREATE
+    DATABASE refuses a template anyone is connected to). None: one of this worker's own."""
+    if shared_as is None or server.run_dir is None:
+        name = f"glyphoxa_seeded_{uuid.uuid4().hex[:8]}"
+        asyncio.run(build(name))
+        return name
+    name = f"glyphoxa_world_{hashlib.sha256(shared_as.encode()).hexdigest()[:12]}"
+    with _turn(server.run_dir, name):
+        if not asyncio.run(_exists(server.admin_dsn, name)):
+            # Made under another name and renamed when whole, so no worker ever takes a
+            # database whose making failed half-way.
+            building = f"{name}_building"
+            asyncio.run(_drop_database(server.admin_dsn, building))
+            asyncio.run(build(building))
+            asyncio.run(_admin(server.admin_dsn, f'ALTER DATABASE "{building}" RENAME TO "{name}"'))
+    return name
+
+
 def seeded_database(
-    server: PostgresForTests, template: str, dimension: int, seed: SeedRecipe
+    server: PostgresForTests,
+    template: str,
+    dimension: int,
+    seed: SeedRecipe,
+    *,
+    shared_as: str | None = None,
 ) -> str:
     """A clone of `template` with campaign 'ashfall' and session 's1', seeded by `seed` once
-    for the whole run; its DSN. Tests read it through `read_only` and never write to it."""
-    name = f"glyphoxa_seeded_{uuid.uuid4().hex[:8]}"
+    for the whole run (once for all its workers if `shared_as` names it: see `made_once`);
+    its DSN. Tests read it through `read_only` and never write to it."""
 
-    async def build() -> None:
+    async def build(name: str) -> None:
         await _create_database(server.admin_dsn, name, template=template)
         pool = await asyncpg.create_pool(
             server.dsn(name), init=init_connection, min_size=1, max_size=2
@@ -332,8 +468,7 @@ def seeded_database(
         finally:
             await pool.close()
 
-    asyncio.run(build())
-    return server.dsn(name)
+    return server.dsn(made_once(server, build, shared_as))
 
 
 @contextlib.asynccontextmanager
@@ -359,7 +494,9 @@ async def read_only(
 @pytest.fixture(scope="session")
 def village_dsn(test_server: PostgresForTests) -> str:
     """The village (tests/storage/graph_fixtures.py), seeded once for the run."""
-    return seeded_database(test_server, test_server.template, TEST_EMBEDDING_DIM, build_village)
+    return seeded_database(
+        test_server, test_server.template, TEST_EMBEDDING_DIM, build_village, shared_as="village"
+    )
 
 
 async def seed_spoken_village(memory: CampaignMemory, embedder: LocalMiniLMEmbedder) -> None:
@@ -376,7 +513,9 @@ def spoken_village_dsn(test_server: PostgresForTests, offline_embedder: LocalMin
     async def seed(memory: CampaignMemory) -> None:
         await seed_spoken_village(memory, offline_embedder)
 
-    return seeded_database(test_server, test_server.template_384, 384, seed)
+    return seeded_database(
+        test_server, test_server.template_384, 384, seed, shared_as="spoken village"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -388,4 +527,4 @@ def red_team_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmb
     async def seed(memory: CampaignMemory) -> None:
         await red_team_world.build(memory, offline_embedder)
 
-    return seeded_database(test_server, test_server.template_384, 384, seed)
+    return seeded_database(test_server, test_server.template_384, 384, seed, shared_as="red team")

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -23,6 +25,7 @@ def test_every_import_contract_is_kept() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.e2e
 def test_starting_the_server_and_the_command_leaves_openai_unimported() -> None:
     # What the contracts above check in the graph, checked where it costs: a fresh
     # interpreter importing the MCP server, its HTTP hosting and the command.

@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from glyphoxa_mcp.supervision import UNHEALTHY_EXIT_CODE, UnhealthyExit
 
 
@@ -27,6 +29,7 @@ def test_a_problem_that_lasts_past_the_bound_ends_the_process_with_code_70() -> 
     assert exits.codes[0] == UNHEALTHY_EXIT_CODE == 70
 
 
+@pytest.mark.slow
 def test_a_problem_that_clears_within_the_bound_is_forgiven() -> None:
     exits = Exits()
     started = time.monotonic()

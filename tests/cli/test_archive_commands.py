@@ -33,6 +33,7 @@ async def saga_cli(databases: DatabaseFactory, seeded: str) -> AsyncIterator[Cli
         yield run
 
 
+@pytest.mark.slow
 async def test_a_campaign_exported_is_imported_under_another_id(
     saga_cli: Cli, glyphoxa: Cli, tmp_path: Path
 ) -> None:

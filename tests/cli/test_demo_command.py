@@ -33,6 +33,7 @@ def test_the_demo_runs_on_a_fresh_data_dir_and_again(tmp_path: Path) -> None:
 
 # In process, in a test database: the commands' logic; the demo above runs them as processes
 # on an embedded data directory.
+@pytest.mark.slow
 def test_the_sample_campaign_can_be_printed_edited_and_loaded(
     tmp_path: Path, glyphoxa: Cli
 ) -> None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import Cli
 
 
+@pytest.mark.slow
 def test_another_model_of_the_same_width_is_refused(tmp_path: Path, glyphoxa: Cli) -> None:
     transcript = tmp_path / "s1.txt"
     transcript.write_text("Brannoch: Welcome to the Red Kettle.\n")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from glyphoxa_mcp.campaign.sample import bundled
 from tests.cli.conftest import Cli
 
@@ -29,6 +31,7 @@ STREAM = "\n".join(
 )
 
 
+@pytest.mark.slow
 def test_record_stores_each_line_as_it_comes_and_skips_bad_ones(
     tmp_path: Path, glyphoxa: Cli
 ) -> None:
@@ -58,6 +61,7 @@ def test_record_stores_each_line_as_it_comes_and_skips_bad_ones(
     assert missing.returncode == 2 and "No session 'nope'" in missing.stderr
 
 
+@pytest.mark.slow
 def test_record_without_campaign_never_makes_one(glyphoxa: Cli) -> None:
     refused = glyphoxa("record", "--session", "live", stdin="Kael: hello\n")
     assert refused.returncode == 2 and "There is no campaign yet." in refused.stderr

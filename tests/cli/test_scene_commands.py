@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from glyphoxa_mcp.campaign.sample import bundled
 from tests.cli.conftest import Cli
 
@@ -22,6 +24,7 @@ SCENES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_scenes_from_a_transcript_changed_by_the_dm_and_read_by_npcs(
     tmp_path: Path, glyphoxa: Cli
 ) -> None:

@@ -20,6 +20,7 @@ def without_scenes(name: str) -> str:
     )
 
 
+@pytest.mark.slow
 def test_ingest_process_and_list_sessions(tmp_path: Path, glyphoxa: Cli) -> None:
     def cli(*args: str, expect: int = 0) -> str:
         result = glyphoxa(*args, "--campaign", "salt")

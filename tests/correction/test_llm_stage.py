@@ -61,6 +61,7 @@ def test_verify_keeps_declared_changes_inside_spans_and_reverts_the_rest():
     assert verified(text, None, spans, {"Ysolde"}) == []
 
 
+@pytest.mark.slow
 async def test_the_llm_fixes_what_the_phonetic_stage_left_through_the_real_client():
     raw = "so bran knock met iz olda at the gate"
     index = NameIndex(NAMES)

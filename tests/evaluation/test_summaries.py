@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from glyphoxa_mcp.evaluation.summaries import (
     BASELINES,
     OURS,
@@ -73,6 +75,7 @@ def test_a_baseline_picks_whole_sentences_with_their_speaker_cut_to_the_length(
         assert len(extract(sentences, method, 12).split()) == 12
 
 
+@pytest.mark.slow
 async def test_every_session_is_scored_for_us_and_each_baseline_per_conversation(
     tmp_path: Path, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

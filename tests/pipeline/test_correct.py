@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from glyphoxa_mcp.correction.known_names import CorrectorCache
 from glyphoxa_mcp.domain.models import NewEntity, NewEntry, TextCorrection
 from glyphoxa_mcp.domain.vocabulary import EntityType
@@ -29,6 +31,7 @@ async def record(memory: CampaignMemory, *lines: str) -> None:
     )
 
 
+@pytest.mark.slow
 async def test_names_are_corrected_before_chunking_and_the_raw_text_is_kept(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

@@ -149,6 +149,7 @@ async def test_embedding_new_facts_without_an_embedder_or_with_one_down_keeps_th
     assert "Grimjaw hums while he works." in await vectors(db384)
 
 
+@pytest.mark.slow
 async def test_extraction_embeds_the_facts_it_stores(
     db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

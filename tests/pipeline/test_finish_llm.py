@@ -103,6 +103,7 @@ async def record(memory: CampaignMemory, session_id: str = "s1") -> None:
     )
 
 
+@pytest.mark.slow
 async def test_an_llm_extracts_into_the_graph_with_provenance_and_writes_the_summary(
     db384: Database, semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

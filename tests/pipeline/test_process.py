@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from glyphoxa_mcp.domain.models import NewEntry
 from glyphoxa_mcp.pipeline.chunking import ChunkingPolicy
 from glyphoxa_mcp.pipeline.process import process_session
@@ -10,6 +12,7 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.storage.graph_fixtures import build_village
 
 
+@pytest.mark.slow
 async def test_processing_links_known_entities_and_is_idempotent(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from glyphoxa_mcp.domain.models import Entity, Entry, Visibility
 from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.domain.session_summaries import render_summary
@@ -196,6 +198,7 @@ print(json.dumps([p.model_dump(mode="json") for p in parts()]))
 """
 
 
+@pytest.mark.e2e
 def test_the_same_lines_give_the_same_summary_in_every_process() -> None:
     made = []
     for seed in ("1", "2", "3"):

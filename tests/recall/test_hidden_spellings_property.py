@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,6 +72,7 @@ def spellings(draw: st.DrawFn, words: list[str]) -> str:
     return wrap.format(spelled)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data(), name_words, talk, talk)
 def test_a_hidden_name_in_any_spelling_is_withheld(

@@ -106,6 +106,7 @@ async def test_a_line_is_searchable_without_anyone_running_process(
         assert len(await village.index.stored_hashes("live")) == 1
 
 
+@pytest.mark.slow
 async def test_session_facts_are_shown_to_their_npc_and_go_when_the_session_ends(
     app: App, village: CampaignMemory
 ) -> None:
@@ -150,6 +151,7 @@ async def test_session_facts_are_shown_to_their_npc_and_go_when_the_session_ends
         assert (await village.sessions.get("live")).ended_at is not None
 
 
+@pytest.mark.slow
 async def test_with_an_llm_a_scene_is_extracted_when_a_pause_closes_it(
     app: App, village: CampaignMemory
 ) -> None:
@@ -198,6 +200,7 @@ async def test_a_session_started_without_a_time_starts_now_and_keeps_an_earlier_
         assert (await village.sessions.get("live")).started_at == START
 
 
+@pytest.mark.slow
 async def test_a_line_said_before_the_start_moves_the_start_back_so_the_session_can_end(
     app: App, village: CampaignMemory
 ) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import asyncpg
 import httpx
+import pytest
 from mcp.client import Client
 
 from glyphoxa_mcp.db.database import Database, DatabaseLocation, init_connection, keep_session
@@ -80,6 +81,7 @@ async def call(connected: Client, tool: str, arguments: dict[str, Any]) -> dict[
     return dict(result.structured_content)
 
 
+@pytest.mark.e2e
 async def test_the_live_indexer_failing_unexpectedly_leaves_the_server_whole(
     test_server: PostgresForTests, databases: DatabaseFactory
 ) -> None:

@@ -8,6 +8,7 @@ import time
 
 import anyio
 import asyncpg
+import pytest
 from mcp.client import Client
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
@@ -75,6 +76,7 @@ async def test_a_crash_is_answered_as_an_internal_error_never_the_bare_sdk_text(
         assert "nobody expected" not in text_of(result.content)
 
 
+@pytest.mark.slow
 async def test_busy_is_said_at_once_when_the_measured_service_time_cannot_meet_the_deadline() -> (
     None
 ):

@@ -127,7 +127,9 @@ def hidden_world_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniL
     async def seed(memory: CampaignMemory) -> None:
         await seed_world(memory, offline_embedder)
 
-    return seeded_database(test_server, test_server.template_384, 384, seed)
+    return seeded_database(
+        test_server, test_server.template_384, 384, seed, shared_as="hidden like unknown"
+    )
 
 
 @contextlib.asynccontextmanager

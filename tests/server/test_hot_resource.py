@@ -54,7 +54,7 @@ def scene_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedd
     async def seed(memory: CampaignMemory) -> None:
         await seed_scene(memory, offline_embedder)
 
-    return seeded_database(test_server, test_server.template_384, 384, seed)
+    return seeded_database(test_server, test_server.template_384, 384, seed, shared_as="scene")
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ async def test_relationships_come_as_sentences(connect_semantic: Connect) -> Non
     assert "Grimjaw is a member of Smiths Guild." in sentences
 
 
+@pytest.mark.slow
 async def test_lore_passages_come_through_as_the_output_schema_says(
     semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder, protocol: str
 ) -> None:

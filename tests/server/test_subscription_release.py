@@ -8,6 +8,7 @@ import warnings
 
 import anyio
 import httpx
+import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
@@ -45,6 +46,7 @@ async def until_held(http: httpx.AsyncClient, count: int) -> int:
     return await held(http)
 
 
+@pytest.mark.e2e
 async def test_subscriptions_are_released_when_their_session_closes(db256: Database) -> None:
     await load_demo(db256)
     async with (

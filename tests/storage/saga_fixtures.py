@@ -269,5 +269,7 @@ def saga_dsn(server: PostgresForTests, embedder: Embedder) -> str:
         async def seed(memory: CampaignMemory) -> None:
             await seed_saga(memory, embedder)
 
-        _SEEDED[server.template_256] = seeded_database(server, server.template_256, DIMENSION, seed)
+        _SEEDED[server.template_256] = seeded_database(
+            server, server.template_256, DIMENSION, seed, shared_as="saga"
+        )
     return _SEEDED[server.template_256]

@@ -79,7 +79,7 @@ def lore_dsn(test_server: PostgresForTests, offline_embedder: LocalMiniLMEmbedde
     async def seeded(memory: CampaignMemory) -> None:
         await seed(memory, offline_embedder)
 
-    return seeded_database(test_server, test_server.template_384, 384, seeded)
+    return seeded_database(test_server, test_server.template_384, 384, seeded, shared_as="lore")
 
 
 @pytest.fixture

@@ -88,6 +88,7 @@ async def test_hints_list_only_the_sessions_the_viewer_may_read(
     assert "session-5" in str(listed.value) and prep.title == "Session zero notes"
 
 
+@pytest.mark.slow
 async def test_dm_only_lines_reach_the_dm_and_no_npc(
     red_team_dsn: str, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

@@ -65,6 +65,7 @@ async def test_a_query_without_a_subject_names_the_field(dm: View) -> None:
     assert nul.value.field == "name"
 
 
+@pytest.mark.slow
 async def test_session_search_keeps_hidden_lines_from_an_npc(dm: View, mira: View) -> None:
     query = "where does the Cult meet"
     heard_by_dm = await dm.search_sessions(query, TEN)

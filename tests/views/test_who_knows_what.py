@@ -31,7 +31,9 @@ def prepared_sample(test_server: PostgresForTests, offline_embedder: LocalMiniLM
     async def seed(memory: CampaignMemory) -> None:
         await prepare(memory.db, offline_embedder, lambda _: None)
 
-    return seeded_database(test_server, test_server.template_384, 384, seed)
+    return seeded_database(
+        test_server, test_server.template_384, 384, seed, shared_as="prepared sample"
+    )
 
 
 @pytest.fixture
@@ -52,6 +54,7 @@ async def crossing_lines(
     return [hit.text for hit in found.results if hit.session_id == CROSSING]
 
 
+@pytest.mark.slow
 async def test_only_those_at_the_crossing_read_its_lines_and_summary(
     sample: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
@@ -92,6 +95,7 @@ async def test_the_hot_context_holds_only_what_was_heard(
     assert "wagon ruts" not in brannoch.prompt and "(nothing yet)" in brannoch.prompt
 
 
+@pytest.mark.slow
 async def test_what_the_crossing_taught_is_a_rumour_to_those_word_reached(
     sample: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:

@@ -6,10 +6,8 @@ run into a template database: a test that changes the campaign gets a clone of i
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
@@ -36,6 +34,7 @@ from tests.conftest import (
     PostgresForTests,
     _create_database,
     _database_from,
+    made_once,
     read_only,
 )
 
@@ -74,9 +73,7 @@ class DeskDatabases:
 def desk_databases(
     test_server: PostgresForTests, databases: DatabaseFactory, desk_embedder: Embedder
 ) -> Iterator[DeskDatabases]:
-    name = f"glyphoxa_desk_{uuid.uuid4().hex[:8]}"
-
-    async def build() -> None:
+    async def seeded(name: str) -> None:
         await _create_database(test_server.admin_dsn, name, template=test_server.template_256)
         dsn = test_server.dsn(name)
         pool = await asyncpg.create_pool(dsn, init=init_connection, min_size=1, max_size=2)
@@ -84,13 +81,19 @@ def desk_databases(
             await seed_desk(Database(pool, DatabaseLocation(dsn, name), DIMENSION), desk_embedder)
         finally:
             await pool.close()
-        await _create_database(test_server.admin_dsn, f"{name}_shared", template=name)
 
-    asyncio.run(build())
-    yield DeskDatabases(name, test_server.dsn(f"{name}_shared"))
-    # Through the factory: after the clones it is still making of the template.
-    databases.drop(name)
-    databases.drop(f"{name}_shared")
+    template = made_once(test_server, seeded, shared_as="desk")
+
+    async def copied(name: str) -> None:
+        await _create_database(test_server.admin_dsn, name, template=template)
+
+    shared = made_once(test_server, copied, shared_as="desk, for the reading tests")
+    yield DeskDatabases(template, test_server.dsn(shared))
+    if test_server.run_dir is None:
+        # This worker's own (the run's shared ones go with its server). Through the factory:
+        # after the clones it is still making of the template.
+        databases.drop(template)
+        databases.drop(shared)
 
 
 @pytest.fixture
