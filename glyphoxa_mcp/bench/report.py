@@ -90,6 +90,12 @@ class Measurement(BaseModel):
     without_rule: ScopedReference | None = None
     rule_ratio: float | None = None
     rule_meets: bool | None = None
+    # CPU milliseconds per timed call, by process ("bench": this process, which runs the
+    # servers measured in process and the clients; "postgres": the server's every process),
+    # from the operating system's counters read around each call (bench/cpu.py); a process
+    # that could not be read is None. The server-side row of a call has its in-process
+    # row's figure: the same calls.
+    cpu_ms_per_call: dict[str, float | None] | None = None
 
 
 def held_to(p95_ms: float, reference_p95_ms: float, factor: float) -> tuple[float, bool]:
@@ -234,6 +240,8 @@ class BenchReport(BaseModel):
     live_recording: LiveRecordingResult | None = None
     scene_changes: SceneChangeResult | None = None
     edits_under_load: JudgedEdits | None = None
+    # Why a process's CPU is not reported (PostgreSQL on another host), if it is not.
+    cpu_notes: list[str] = []
 
     def measured(self, operation: str, scope: str, mode: Mode) -> Measurement | None:
         for m in self.measurements:
@@ -280,6 +288,7 @@ LATENCY_HEADERS = (
     "in-process p50/p95/p99",
     "stdio p50/p95/p99",
     "stdio - in-process p50",
+    "cpu ms/call bench / pg",
     "target",
     "design",
     "verdict",
@@ -333,6 +342,17 @@ def target_of(report: BenchReport, operation: str, scope: str) -> str:
     return "; ".join(targets) or "-"
 
 
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def cpu_cell(m: Measurement | None) -> str:
+    """'bench / postgres' CPU ms per call; '-' for a process not read."""
+    if m is None or m.cpu_ms_per_call is None:
+        return "-"
+    return " / ".join(_ms(ms) for ms in m.cpu_ms_per_call.values())
+
+
 def latency_rows(report: BenchReport) -> list[list[str]]:
     rows = []
     for operation, scope in report.rows():
@@ -346,6 +366,11 @@ def latency_rows(report: BenchReport) -> list[list[str]]:
                 _triple(report.find(operation, scope, IN_PROCESS)),
                 _triple(report.find(operation, scope, STDIO)),
                 f"{overhead:+.2f}" if overhead is not None else "-",
+                # The calls made in process (or the only ones, for a row timed one way).
+                cpu_cell(
+                    report.measured(operation, scope, IN_PROCESS)
+                    or report.measured(operation, scope, STDIO)
+                ),
                 target_of(report, operation, scope),
                 DESIGN_ESTIMATE if tool else "-",
                 verdict(report, operation, scope),

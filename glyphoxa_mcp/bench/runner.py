@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.app import App, open_app
 from glyphoxa_mcp.bench import bulk_loader
+from glyphoxa_mcp.bench.cpu import CpuMeter, per_call_ms, postgres_counter
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset, generate
 from glyphoxa_mcp.bench.edits_under_load import measure_edits_under_load
 from glyphoxa_mcp.bench.floors import floor_operations
@@ -81,6 +82,10 @@ Say = Callable[[str], None]
 # The servers measured let calls run this long, so that a slow call is timed rather than
 # cancelled at the tier's deadline; the report counts those past the tier's own deadline.
 MEASURING_DEADLINE_MS = 60_000
+# The processes whose CPU each timed row reports: this one, which runs the servers measured in
+# process and every client, and the PostgreSQL server (every process of it).
+BENCH_PROCESS = "bench"
+POSTGRES_PROCESS = "postgres"
 # The live session is measured half-way through a night's play.
 LIVE_BEFORE = 500
 
@@ -146,7 +151,9 @@ async def _prepare(
 
 
 def _measurements(name: str, scope: str, mode: Mode, timed: Timed, tier: Tier) -> list[Measurement]:
-    """The latency around the calls in `mode`, and server-side if the server reported it."""
+    """The latency around the calls in `mode`, and server-side if the server reported it; both
+    with the CPU per call of the timed calls, if it was read."""
+    cpu = None if timed.cpu_ms is None else per_call_ms(timed.cpu_ms, len(timed.around))
     measured = []
     for measured_mode, durations in ((mode, timed.around), (SERVER, timed.reported)):
         if durations is not None:
@@ -157,6 +164,7 @@ def _measurements(name: str, scope: str, mode: Mode, timed: Timed, tier: Tier) -
                     mode=measured_mode,
                     latency=summarise(durations),
                     over_deadline=sum(d > tier_policy(tier).deadline_ms for d in durations),
+                    cpu_ms_per_call=cpu,
                 )
             )
     return measured
@@ -168,11 +176,12 @@ async def _timed(
     mode: Mode,
     settings: BenchSettings,
     say: Say,
+    cpu: CpuMeter | None = None,
 ) -> list[Measurement]:
     measured = []
     for operation in operations:
         say(f"  {mode:<10} {scope:<24} {operation.name}")
-        timed = await measure(operation, samples=settings.samples, warmup=settings.warmup)
+        timed = await measure(operation, samples=settings.samples, warmup=settings.warmup, cpu=cpu)
         measured += _measurements(operation.name, scope, mode, timed, settings.tier)
     return measured
 
@@ -188,6 +197,7 @@ async def _measure_scopes(
     embedder: Embedder,
     settings: BenchSettings,
     say: Say,
+    cpu: CpuMeter | None = None,
 ) -> list[Measurement]:
     """Every MCP operation in each workload's scope, through the SDK's client: on the server
     in this process (timed around the call, and inside the server), with precomputed query
@@ -258,13 +268,14 @@ async def _measure_scopes(
                 [operation for _, _, operation in together],
                 samples=settings.samples,
                 warmup=settings.warmup,
+                cpu=cpu,
             )
             for (scope, mode, _), taken in zip(together, timed, strict=True):
                 measured += _measurements(name, scope, mode, taken, settings.tier)
         calls = settings.warmup + settings.samples
         for workload, scope, plain in zip(workloads, scopes, floor_clients, strict=True):
             floors = await floor_operations(plain, db, workload, offered, calls)
-            measured += await _timed(floors, scope, IN_PROCESS, settings, say)
+            measured += await _timed(floors, scope, IN_PROCESS, settings, say, cpu)
     return measured
 
 
@@ -345,6 +356,8 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         location, dataset, app = prepared.location, prepared.dataset, prepared.app
         dataset_report = prepared.dataset_report
         db, embedder = app.db, app.embedder
+        postgres, cpu_note = await postgres_counter(db)
+        cpu = CpuMeter(BENCH_PROCESS, {POSTGRES_PROCESS: postgres})
         measurements: list[Measurement] = []
         workloads = [
             build_workload(dataset, npc_id)
@@ -352,12 +365,12 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         ]
         queries = workloads[0].queries
         measurements += await _measure_scopes(
-            db, location.dsn, workloads[:1], embedder, settings, say
+            db, location.dsn, workloads[:1], embedder, settings, say, cpu
         )
         # The benchmarked NPC under the witness rule and its companion, who hears every
         # line, call by call in turn: the rule's cost, as the same run sees it.
         measurements += await _measure_scopes(
-            db, location.dsn, workloads[1:], embedder, settings, say
+            db, location.dsn, workloads[1:], embedder, settings, say, cpu
         )
         context = BenchContext(
             db=db,
@@ -369,9 +382,11 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
             query_vectors=workloads[0].query_vectors,
         )
         for operations in (*STANDALONE, name_correction, secret_check):
-            measurements += await _timed(operations(context), NO_SCOPE, IN_PROCESS, settings, say)
+            measurements += await _timed(
+                operations(context), NO_SCOPE, IN_PROCESS, settings, say, cpu
+            )
         rankings = await ranking_operations(context)
-        measurements += await _timed(rankings, NO_SCOPE, IN_PROCESS, settings, say)
+        measurements += await _timed(rankings, NO_SCOPE, IN_PROCESS, settings, say, cpu)
         ingestion = None
         if settings.ingest_utterances:
             say(f"ingesting and processing {settings.ingest_utterances} utterances")
@@ -421,4 +436,5 @@ async def _run(settings: BenchSettings, say: Say) -> BenchReport:
         live_recording=live,
         scene_changes=scene_changes,
         edits_under_load=edits,
+        cpu_notes=[cpu_note] if cpu_note else [],
     )

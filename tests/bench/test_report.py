@@ -14,6 +14,7 @@ from glyphoxa_mcp.bench.operations import (
     floor_name,
 )
 from glyphoxa_mcp.bench.report import (
+    LATENCY_HEADERS,
     BenchReport,
     Measurement,
     held_to,
@@ -24,6 +25,9 @@ from glyphoxa_mcp.bench.report import (
 from glyphoxa_mcp.bench.timing import Summary
 
 TOOL = "memory.get_session_summary"
+TARGET, CPU, VERDICT = (
+    LATENCY_HEADERS.index(name) for name in ("target", "cpu ms/call bench / pg", "verdict")
+)
 
 
 def _measured(operation: str, mode: str, p50: float, p95: float, scope: str = "dm") -> Measurement:
@@ -113,7 +117,7 @@ def test_the_verdict_column_gives_the_ratio_and_the_stdio_overhead() -> None:
     assert verdict(report, TOOL, "dm") == "MISSES (3.1x floor); overhead meets"
     assert verdict(report, floor_name(TOOL), "dm") == ""
     [tool_row, floor_row] = latency_rows(report)
-    assert tool_row[6] == "p95 <= 2 x floor p95" and floor_row[6] == "-"
+    assert tool_row[TARGET] == "p95 <= 2 x floor p95" and floor_row[TARGET] == "-"
     peer = _report(
         _measured(WORD_LEG, "in-process", 1.0, 1.2, scope="-"),
         _measured(WORD_PEER, "in-process", 0.5, 1.0, scope="-"),
@@ -184,5 +188,31 @@ def test_an_npcs_rows_under_the_witness_rule_are_held_to_its_companions() -> Non
         == "MISSES (3.9x floor); witness rule meets (1.30x without)"
     )
     [row] = [r for r in latency_rows(report) if r[:2] == ["memory.search_sessions", witnessed]]
-    assert row[6] == "p95 <= 1.3 x without rule"
-    assert row[8] == "witness rule MISSES (1.33x without)"
+    assert row[TARGET] == "p95 <= 1.3 x without rule"
+    assert row[VERDICT] == "witness rule MISSES (1.33x without)"
+
+
+def test_the_cpu_per_call_of_the_in_process_calls_is_a_column_and_in_the_json() -> None:
+    def costing(mode: str, bench: float, postgres: float | None) -> Measurement:
+        return _measured(TOOL, mode, 1.0, 2.0).model_copy(
+            update={"cpu_ms_per_call": {"bench": bench, "postgres": postgres}}
+        )
+
+    report = _report(
+        costing("server-side", 1.5, 0.25),
+        costing("in-process", 1.5, 0.25),
+        costing("stdio", 0.75, 0.5),
+        _measured(floor_name(TOOL), "in-process", 0.5, 1.0),
+    )
+    tool_row, floor_row = latency_rows(report)
+    assert tool_row[CPU] == "1.50 / 0.25"
+    assert floor_row[CPU] == "-"  # not read
+    stdio_only = _report(costing("stdio", 0.75, None))
+    assert latency_rows(stdio_only)[0][CPU] == "0.75 / -"
+    document = json.loads(report.model_dump_json())
+    assert [m["cpu_ms_per_call"] for m in document["measurements"]] == [
+        {"bench": 1.5, "postgres": 0.25},
+        {"bench": 1.5, "postgres": 0.25},
+        {"bench": 0.75, "postgres": 0.5},
+        None,
+    ]

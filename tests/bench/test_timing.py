@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from glyphoxa_mcp.bench.cpu import CpuMeter
 from glyphoxa_mcp.bench.timing import (
     Operation,
     measure,
@@ -60,3 +63,25 @@ async def test_operations_measured_together_take_turns_with_the_same_arguments()
 def test_nothing_to_summarise_is_an_error() -> None:
     with pytest.raises(ValueError, match="no values"):
         summarise([])
+
+
+def _burn(ms: float) -> None:
+    until = time.process_time() + ms / 1000
+    while time.process_time() < until:
+        pass
+
+
+async def test_cpu_is_summed_over_the_timed_calls_and_charged_to_each_operation_alone() -> None:
+    meter = CpuMeter("bench", {})
+    burner = Operation("burns", lambda number: _burn(10))
+    timed = await measure(burner, samples=4, warmup=3, cpu=meter)
+    assert timed.cpu_ms is not None
+    # The four timed calls, not the warm-up: 40 ms and what the calls themselves add.
+    assert 40 <= (timed.cpu_ms["bench"] or 0) < 40 + 10
+    burning, idle = await measure_together(
+        [burner, Operation("idles", lambda number: None)], samples=3, warmup=1, cpu=meter
+    )
+    assert burning.cpu_ms is not None and idle.cpu_ms is not None
+    assert 30 <= (burning.cpu_ms["bench"] or 0) < 30 + 10
+    assert (idle.cpu_ms["bench"] or 0) < 2
+    assert (await measure(burner, samples=1, warmup=0)).cpu_ms is None
