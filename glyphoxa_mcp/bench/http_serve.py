@@ -82,6 +82,8 @@ async def _wait_until_healthy(base: str, process: anyio.abc.Process, log: Path) 
 @dataclass
 class Served:
     base: str
+    # The `serve` process, whose CPU the load bench reads.
+    pid: int
     # Lines of the server's log by kind (`load.log_counts`), known once it has stopped.
     log: dict[str, int] = field(default_factory=dict)
 
@@ -104,7 +106,7 @@ async def serving(dsn: str, host: str) -> AsyncIterator[Served]:
                 stderr=output,
                 env=serve_environment(dsn),
             )
-        served = Served(f"http://{_url_host(address)}:{port}")
+        served = Served(f"http://{_url_host(address)}:{port}", process.pid)
         try:
             await _wait_until_healthy(served.base, process, log)
             yield served

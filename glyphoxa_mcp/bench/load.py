@@ -292,6 +292,7 @@ LOAD_HEADERS = (
     "exceptions",
     "p50/p95/p99 ms",
     "max ms",
+    "cpu ms/call serve / pg / clients",
     "deadline ms",
     "verdict",
 )
@@ -303,7 +304,9 @@ def _triple(summary: Summary | None) -> str:
     return f"{summary.p50_ms:.1f} / {summary.p95_ms:.1f} / {summary.p99_ms:.1f}"
 
 
-def load_rows(rows: Sequence[ToolLoad]) -> list[list[str]]:
+def load_rows(rows: Sequence[ToolLoad], cpu_per_call: str = "-") -> list[list[str]]:
+    """The rows of the load table; the CPU per call, read for the whole run only, on the row
+    of every tool together."""
     return [
         [
             row.tool,
@@ -313,6 +316,7 @@ def load_rows(rows: Sequence[ToolLoad]) -> list[list[str]]:
             str(row.exceptions),
             _triple(row.latency),
             f"{row.latency.max_ms:.1f}" if row.latency else "-",
+            cpu_per_call if row.tool == ALL_TOOLS else "-",
             str(row.deadline_ms),
             "meets" if row.meets else "MISSES",
         ]

@@ -11,6 +11,11 @@ from glyphoxa_mcp.bench.machine import Machine
 from glyphoxa_mcp.bench.report import DatabaseReport, DatasetReport, Measurement
 from glyphoxa_mcp.bench.timing import Summary
 
+# The processes whose CPU a load run reports.
+SERVE = "serve"
+POSTGRES = "postgres"
+CLIENTS = "clients"
+
 
 class LoadReport(BaseModel):
     glyphoxa_version: str
@@ -41,10 +46,58 @@ class LoadReport(BaseModel):
     # How late the clients' own event loop ran a timer during the run (ms): the clients'
     # latencies include it.
     client_loop_lag: Summary | None = None
+    # CPU milliseconds over the timed run, from the operating system's counters (bench/cpu.py)
+    # read as the clock starts and once the last call has ended, by process: SERVE (the
+    # `serve` process answering), POSTGRES (the server's every process: backends,
+    # autovacuum, checkpointer...), CLIENTS (this process: the clients); None for a process
+    # that could not be read (cpu_notes says why).
+    cpu_ms: dict[str, float | None] = {}
+    # The calls the CPU is divided by: those answered without error. Error answers, busy
+    # refusals and failed calls are not counted, their CPU charged to the answered ones: a
+    # server that refuses more does not look cheaper.
+    cpu_calls: int = 0
+    # cpu_ms over cpu_calls, by process.
+    cpu_ms_per_call: dict[str, float | None] = {}
+    cpu_notes: list[str] = []
 
     @property
     def meets(self) -> bool:
         return all(row.meets for row in self.tiers or self.tools)
+
+
+CPU_HEADERS = ("process", "cpu ms in the run", "cpu ms per answered call", "cores busy")
+
+
+def cpu_rows(report: LoadReport) -> list[list[str]]:
+    """Each process's CPU over the run, per answered call, and in cores kept busy."""
+
+    def ms(value: float | None, digits: int) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    known = [ms for ms in report.cpu_ms.values() if ms is not None]
+    total = sum(known) if known else None
+    rows = [
+        [
+            name,
+            ms(spent, 0),
+            ms(report.cpu_ms_per_call.get(name), 2),
+            ms(None if spent is None else spent / 1000 / report.elapsed_s, 2),
+        ]
+        for name, spent in report.cpu_ms.items()
+    ]
+    if total is not None and report.cpu_ms:
+        per_call = total / report.cpu_calls if report.cpu_calls else None
+        rows.append(
+            ["together", ms(total, 0), ms(per_call, 2), ms(total / 1000 / report.elapsed_s, 2)]
+        )
+    return rows
+
+
+def cpu_per_call_cell(report: LoadReport) -> str:
+    """'serve / postgres / clients' CPU ms per answered call, for the load table."""
+    if not report.cpu_ms_per_call:
+        return "-"
+    return " / ".join("-" if ms is None else f"{ms:.2f}" for ms in report.cpu_ms_per_call.values())
 
 
 YARDSTICK_HEADERS = ("yardstick", "before p50/p95/p99 ms", "after p50/p95/p99 ms")

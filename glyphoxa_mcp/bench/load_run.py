@@ -30,6 +30,14 @@ from mcp.shared.exceptions import MCPError
 
 from glyphoxa_mcp import __version__
 from glyphoxa_mcp.app import App
+from glyphoxa_mcp.bench.cpu import (
+    CpuCounter,
+    CpuMeter,
+    per_call_ms,
+    postgres_counter,
+    process_tree,
+    spent_ms,
+)
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.bench.http_serve import serving
 from glyphoxa_mcp.bench.load import (
@@ -47,7 +55,7 @@ from glyphoxa_mcp.bench.load import (
     tool_loads,
     viewers_of,
 )
-from glyphoxa_mcp.bench.load_report import LoadReport
+from glyphoxa_mcp.bench.load_report import CLIENTS, POSTGRES, SERVE, LoadReport
 from glyphoxa_mcp.bench.machine import this_machine
 from glyphoxa_mcp.bench.operations import (
     QUERY_ENTITIES,
@@ -264,6 +272,8 @@ class _Driven:
     reconnects: int
     server_log: dict[str, int]
     client_loop_lag: Summary | None
+    # CPU milliseconds of each process over the timed run.
+    cpu_ms: dict[str, float | None]
 
 
 async def _probe_loop(until: float, lags_ms: list[float]) -> None:
@@ -277,7 +287,12 @@ async def _probe_loop(until: float, lags_ms: list[float]) -> None:
 
 
 async def _drive(
-    app: App, dataset: Dataset, settings: LoadSettings, viewers: list[str | None], say: Say
+    app: App,
+    dataset: Dataset,
+    settings: LoadSettings,
+    viewers: list[str | None],
+    postgres: CpuCounter | None,
+    say: Say,
 ) -> _Driven:
     tokens = AccessTokens(app.db)
     made = {
@@ -291,6 +306,9 @@ async def _drive(
     try:
         async with serving(app.db.location.dsn, settings.host) as served:
             say(f"serving at {served.base}; {settings.clients} clients opening their sessions")
+            # This process runs the clients (and nothing else while the clock runs); `serve`
+            # is read with any process it starts.
+            cpu = CpuMeter(CLIENTS, {SERVE: process_tree(served.pid), POSTGRES: postgres})
             swarm = Swarm(
                 served.base,
                 {npc_id: token.token for npc_id, (_, token) in made.items()},
@@ -304,16 +322,18 @@ async def _drive(
                 await swarm.ready.wait()
                 say(f"all clients ready; calling for {settings.seconds} s")
                 swarm.end = time.monotonic() + settings.seconds
+                opening = cpu.opening()
                 began = time.perf_counter()
                 swarm.start.set()
                 lags_ms: list[float] = []
                 clients.start_soon(_probe_loop, swarm.end, lags_ms)
             elapsed_s = time.perf_counter() - began
+            cpu_ms = spent_ms(opening, cpu.closing())
     finally:
         for grant, _ in made.values():
             await tokens.revoke(grant.id)
     lag = summarise(lags_ms) if lags_ms else None
-    return _Driven(swarm.records, elapsed_s, swarm.reconnects, served.log, lag)
+    return _Driven(swarm.records, elapsed_s, swarm.reconnects, served.log, lag, cpu_ms)
 
 
 async def run_load(settings: LoadSettings, say: Say) -> LoadReport:
@@ -336,15 +356,17 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
             embedder=app.embedder,
             queries=build_workload(dataset, None).queries,
         )
+        postgres, postgres_note = await postgres_counter(app.db)
         say("timing the yardsticks")
         before = await _yardstick(context)
-        driven = await _drive(app, dataset, settings, viewers, say)
+        driven = await _drive(app, dataset, settings, viewers, postgres, say)
         say("timing the yardsticks again")
         after = await _yardstick(context)
         database = await _database_report(app.db)
     deadlines_ms = {tier.value: tier_policy(tier).deadline_ms for tier in settings.tiers}
     # The tool rows against the deepest deadline called (each tier has its own row).
     deadline_ms = max(deadlines_ms.values())
+    answered = sum(record.outcome == OK for record in driven.records)
     return LoadReport(
         glyphoxa_version=__version__,
         started_at=started_at,
@@ -365,4 +387,12 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
         yardstick_before=before,
         yardstick_after=after,
         client_loop_lag=driven.client_loop_lag,
+        cpu_ms={name: _rounded(ms) for name, ms in driven.cpu_ms.items()},
+        cpu_calls=answered,
+        cpu_ms_per_call=per_call_ms(driven.cpu_ms, answered),
+        cpu_notes=[postgres_note] if postgres_note else [],
     )
+
+
+def _rounded(ms: float | None) -> float | None:
+    return None if ms is None else round(ms, 1)

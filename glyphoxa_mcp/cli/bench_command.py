@@ -294,8 +294,13 @@ async def run_bench_command(args: argparse.Namespace) -> int:
         "The benchmarked NPC's rows, read under the witness rule, are also held to its\n"
         "companion's (told the same secrets, present in every scene: the rows without the\n"
         "rule), measured call by call in turn with them.\n"
+        "CPU in ms per call (bench: this process, which runs the in-process servers and every\n"
+        "client; pg: every process of the PostgreSQL server), from the operating system's\n"
+        "counters read around each timed call of the in-process row (stdio when there is none).\n"
     )
     print_table(LATENCY_HEADERS, latency_rows(report))
+    for note in report.cpu_notes:
+        print(f"\nNote: {note}")
     for m in report.measurements:
         if m.over_deadline:
             print(
@@ -372,7 +377,13 @@ async def run_load_command(args: argparse.Namespace) -> int:
         load_rows,
         outcome_rows,
     )
-    from glyphoxa_mcp.bench.load_report import YARDSTICK_HEADERS, yardstick_rows
+    from glyphoxa_mcp.bench.load_report import (
+        CPU_HEADERS,
+        YARDSTICK_HEADERS,
+        cpu_per_call_cell,
+        cpu_rows,
+        yardstick_rows,
+    )
     from glyphoxa_mcp.bench.load_run import run_load
 
     settings = load_settings_of(args)
@@ -396,9 +407,17 @@ async def run_load_command(args: argparse.Namespace) -> int:
         f"tokens; tier {report.tier}), calling back to back for "
         f"{report.seconds} s ({report.elapsed_s:.1f} s until the last call ended); "
         f"{counted(report.reconnects, 'session')} opened again. Latency in ms, as the clients "
-        "saw it.\n"
+        "saw it; CPU in ms per call answered without error (errors, refusals and failed calls\n"
+        "are charged to the answered ones), from the operating system's counters over the whole\n"
+        "run, for `serve`, PostgreSQL (every process of the server) and this process (the\n"
+        "clients).\n"
     )
-    print_table(LOAD_HEADERS, load_rows(report.tools))
+    print_table(LOAD_HEADERS, load_rows(report.tools, cpu_per_call_cell(report)))
+    if report.cpu_ms:
+        print(f"\nCPU over the run ({counted(report.cpu_calls, 'answered call')}):\n")
+        print_table(CPU_HEADERS, cpu_rows(report))
+    for note in report.cpu_notes:
+        print(f"\nNote: {note}")
     print(
         "\nBy tier (in time: answered without error within the tier's deadline; busy refusals "
         "answered within 50 ms count as answered in time, calls cancelled at a deadline do not):"

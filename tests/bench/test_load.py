@@ -15,6 +15,7 @@ from glyphoxa_mcp.bench.load import (
     ERROR,
     EXCEPTION,
     FIRST_ERRORS,
+    LOAD_HEADERS,
     MESSAGE_CHARS,
     OK,
     TOOL_MIX,
@@ -28,7 +29,12 @@ from glyphoxa_mcp.bench.load import (
     tool_loads,
     viewers_of,
 )
-from glyphoxa_mcp.bench.load_report import LoadReport, yardstick_rows
+from glyphoxa_mcp.bench.load_report import (
+    LoadReport,
+    cpu_per_call_cell,
+    cpu_rows,
+    yardstick_rows,
+)
 from glyphoxa_mcp.bench.report import Measurement
 from glyphoxa_mcp.bench.timing import Summary
 
@@ -117,7 +123,9 @@ def test_no_rate_without_a_duration() -> None:
 def test_the_table_shows_counts_percentiles_and_the_verdict() -> None:
     rows = tool_loads([ok(QUERY, 10.0), ok(QUERY, 20.0)], 4.0, DEADLINE_MS)
     query, *_, every = load_rows(rows)
-    assert query == [QUERY, "2", "0.5", "0", "0", "15.0 / 19.5 / 19.9", "20.0", "1000", "meets"]
+    assert query == [
+        *(QUERY, "2", "0.5", "0", "0", "15.0 / 19.5 / 19.9", "20.0", "-", "1000", "meets")
+    ]
     summary = load_rows(rows)[3]
     assert summary[0] == "memory.get_session_summary"
     assert summary[5:7] == ["-", "-"] and summary[-1] == "MISSES"
@@ -258,3 +266,42 @@ def test_each_tier_is_held_to_its_own_deadline() -> None:
     rows = {row.tool: row for row in tier_loads(records, 1.0, {"FAST": 150, "STANDARD": 1000})}
     assert (rows["FAST"].calls, rows["FAST"].answered_in_time, rows["FAST"].meets) == (2, 1, False)
     assert (rows["STANDARD"].answered_in_time, rows["STANDARD"].meets) == (1, True)
+
+
+def test_cpu_per_answered_call_by_process_is_on_the_every_tool_row_and_in_the_json() -> None:
+    report = LoadReport.model_construct(
+        elapsed_s=2.0,
+        cpu_ms={"serve": 800.0, "postgres": 1000.0, "clients": 200.0},
+        cpu_calls=100,
+        cpu_ms_per_call={"serve": 8.0, "postgres": 10.0, "clients": 2.0},
+        cpu_notes=[],
+    )
+    rows = tool_loads([ok(QUERY, 10.0)], 2.0, DEADLINE_MS)
+    column = LOAD_HEADERS.index("cpu ms/call serve / pg / clients")
+    table = load_rows(rows, cpu_per_call_cell(report))
+    assert table[-1][0] == ALL_TOOLS and table[-1][column] == "8.00 / 10.00 / 2.00"
+    assert {row[column] for row in table[:-1]} == {"-"}  # read for the whole run only
+    assert cpu_rows(report) == [
+        ["serve", "800", "8.00", "0.40"],
+        ["postgres", "1000", "10.00", "0.50"],
+        ["clients", "200", "2.00", "0.10"],
+        ["together", "2000", "20.00", "1.00"],
+    ]
+    document = report.model_dump(mode="json", include={"cpu_ms_per_call", "cpu_calls"})
+    assert document == {
+        "cpu_calls": 100,
+        "cpu_ms_per_call": {"serve": 8.0, "postgres": 10.0, "clients": 2.0},
+    }
+
+
+def test_a_process_whose_cpu_was_not_read_shows_a_dash() -> None:
+    report = LoadReport.model_construct(
+        elapsed_s=1.0,
+        cpu_ms={"serve": 50.0, "postgres": None, "clients": 10.0},
+        cpu_calls=0,
+        cpu_ms_per_call={"serve": None, "postgres": None, "clients": None},
+    )
+    assert cpu_per_call_cell(report) == "- / - / -"
+    assert cpu_rows(report)[1] == ["postgres", "-", "-", "-"]
+    # Without any answered call there is nothing to divide by.
+    assert cpu_rows(report)[-1] == ["together", "60", "-", "0.06"]
