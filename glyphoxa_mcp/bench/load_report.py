@@ -15,6 +15,8 @@ from glyphoxa_mcp.bench.timing import Summary
 SERVE = "serve"
 POSTGRES = "postgres"
 CLIENTS = "clients"
+# In the order the table shows them.
+PROCESSES = (SERVE, POSTGRES, CLIENTS)
 
 
 class LoadReport(BaseModel):
@@ -83,7 +85,7 @@ def cpu_rows(report: LoadReport) -> list[list[str]]:
             ms(report.cpu_ms_per_call.get(name), 2),
             ms(None if spent is None else spent / 1000 / report.elapsed_s, 2),
         ]
-        for name, spent in report.cpu_ms.items()
+        for name, spent in sorted(report.cpu_ms.items(), key=lambda item: _rank(item[0]))
     ]
     if total is not None and report.cpu_ms:
         per_call = total / report.cpu_calls if report.cpu_calls else None
@@ -93,11 +95,16 @@ def cpu_rows(report: LoadReport) -> list[list[str]]:
     return rows
 
 
+def _rank(process: str) -> int:
+    return PROCESSES.index(process) if process in PROCESSES else len(PROCESSES)
+
+
 def cpu_per_call_cell(report: LoadReport) -> str:
     """'serve / postgres / clients' CPU ms per answered call, for the load table."""
     if not report.cpu_ms_per_call:
         return "-"
-    return " / ".join("-" if ms is None else f"{ms:.2f}" for ms in report.cpu_ms_per_call.values())
+    per_call = [report.cpu_ms_per_call.get(name) for name in PROCESSES]
+    return " / ".join("-" if ms is None else f"{ms:.2f}" for ms in per_call)
 
 
 YARDSTICK_HEADERS = ("yardstick", "before p50/p95/p99 ms", "after p50/p95/p99 ms")

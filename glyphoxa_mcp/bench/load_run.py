@@ -55,7 +55,7 @@ from glyphoxa_mcp.bench.load import (
     tool_loads,
     viewers_of,
 )
-from glyphoxa_mcp.bench.load_report import CLIENTS, POSTGRES, SERVE, LoadReport
+from glyphoxa_mcp.bench.load_report import CLIENTS, POSTGRES, PROCESSES, SERVE, LoadReport
 from glyphoxa_mcp.bench.machine import this_machine
 from glyphoxa_mcp.bench.operations import (
     QUERY_ENTITIES,
@@ -387,9 +387,9 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
         yardstick_before=before,
         yardstick_after=after,
         client_loop_lag=driven.client_loop_lag,
-        cpu_ms={name: _rounded(ms) for name, ms in driven.cpu_ms.items()},
+        cpu_ms={name: _rounded(driven.cpu_ms[name]) for name in PROCESSES},
         cpu_calls=answered,
-        cpu_ms_per_call=per_call_ms(driven.cpu_ms, answered),
+        cpu_ms_per_call=per_call_ms({name: driven.cpu_ms[name] for name in PROCESSES}, answered),
         cpu_notes=[postgres_note] if postgres_note else [],
     )
 

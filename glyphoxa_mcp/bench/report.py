@@ -38,6 +38,12 @@ IN_PROCESS: Mode = "in-process"
 # Around the call of the SDK's stdio client to a `serve` subprocess.
 STDIO: Mode = "stdio"
 NO_SCOPE = "-"
+# The processes whose CPU each timed row reports, in the table's order: the bench's own (it
+# runs the servers measured in process and every client) and the PostgreSQL server's every
+# process.
+BENCH_PROCESS = "bench"
+POSTGRES_PROCESS = "postgres"
+CPU_PROCESSES = (BENCH_PROCESS, POSTGRES_PROCESS)
 
 # The targets (issue 17), each held to a figure measured in the same run: a tool or the hot
 # resource (server-side, searches with precomputed query vectors) to its floor, the bare
@@ -350,7 +356,7 @@ def cpu_cell(m: Measurement | None) -> str:
     """'bench / postgres' CPU ms per call; '-' for a process not read."""
     if m is None or m.cpu_ms_per_call is None:
         return "-"
-    return " / ".join(_ms(ms) for ms in m.cpu_ms_per_call.values())
+    return " / ".join(_ms(m.cpu_ms_per_call.get(name)) for name in CPU_PROCESSES)
 
 
 def latency_rows(report: BenchReport) -> list[list[str]]:

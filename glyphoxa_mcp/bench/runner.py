@@ -40,8 +40,10 @@ from glyphoxa_mcp.bench.operations import (
 )
 from glyphoxa_mcp.bench.peers import ranking_operations, require_peers
 from glyphoxa_mcp.bench.report import (
+    BENCH_PROCESS,
     IN_PROCESS,
     NO_SCOPE,
+    POSTGRES_PROCESS,
     SERVER,
     STDIO,
     BenchReport,
@@ -82,10 +84,6 @@ Say = Callable[[str], None]
 # The servers measured let calls run this long, so that a slow call is timed rather than
 # cancelled at the tier's deadline; the report counts those past the tier's own deadline.
 MEASURING_DEADLINE_MS = 60_000
-# The processes whose CPU each timed row reports: this one, which runs the servers measured in
-# process and every client, and the PostgreSQL server (every process of it).
-BENCH_PROCESS = "bench"
-POSTGRES_PROCESS = "postgres"
 # The live session is measured half-way through a night's play.
 LIVE_BEFORE = 500
 

@@ -32,10 +32,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Generates a seeded synthetic campaign (reference scale: 200 sessions, "
         "200,000 utterances, 10,000 entities, 40,000 relationships, 20,000 facts), loads it "
         "with COPY into a temporary embedded PostgreSQL (or --dsn / --data-dir), and measures "
-        "p50/p95/p99 of every MCP tool and the hot resource in process and through a `serve` "
-        "subprocess over stdio, then ingestion throughput with the offline embedder. Prints "
-        "a table; --json writes every figure. The word ranking is held to bm25s (pip install "
-        "'glyphoxa-mcp[bench]').",
+        "p50/p95/p99 and CPU per call of every MCP tool and the hot resource in process and "
+        "through a `serve` subprocess over stdio, then ingestion throughput with the offline "
+        "embedder. Prints a table; --json writes every figure. The word ranking is held to "
+        "bm25s (pip install 'glyphoxa-mcp[bench]').",
     )
     _add_dataset_options(bench)
     runs = bench.add_argument_group("measuring")
@@ -148,10 +148,11 @@ def _register_load(modes: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "load",
         help="many MCP clients at once over streamable HTTP, on loopback",
         description="Serves the synthetic campaign over HTTP as `serve --transport http` does "
-        "(bearer tokens, the STANDARD tier's deadline) on a free loopback port in this process, "
-        "and has --clients MCP clients, spread over the DM and a table's NPCs, call the four "
-        "tools back to back for --seconds. Prints calls, calls/s, errors and client-observed "
-        "p50/p95/p99 per tool against the deadline, beside the bench's yardstick rows.",
+        "(bearer tokens, the STANDARD tier's deadline) on a free loopback port in a process of "
+        "its own, and has --clients MCP clients in this process, spread over the DM and a "
+        "table's NPCs, call the four tools back to back for --seconds. Prints calls, calls/s, "
+        "errors and client-observed p50/p95/p99 per tool against the deadline, the CPU per "
+        "answered call of `serve`, PostgreSQL and the clients, and the bench's yardstick rows.",
     )
     _add_dataset_options(load)
     runs = load.add_argument_group("load")
@@ -407,10 +408,11 @@ async def run_load_command(args: argparse.Namespace) -> int:
         f"tokens; tier {report.tier}), calling back to back for "
         f"{report.seconds} s ({report.elapsed_s:.1f} s until the last call ended); "
         f"{counted(report.reconnects, 'session')} opened again. Latency in ms, as the clients "
-        "saw it; CPU in ms per call answered without error (errors, refusals and failed calls\n"
-        "are charged to the answered ones), from the operating system's counters over the whole\n"
-        "run, for `serve`, PostgreSQL (every process of the server) and this process (the\n"
-        "clients).\n"
+        "saw it.\n"
+        "CPU in ms per call answered without error (error answers, busy refusals and failed\n"
+        "calls are charged to the answered ones), from the operating system's counters at the\n"
+        "start and the end of the run: `serve`, PostgreSQL (every process of the server) and\n"
+        "this process (the clients).\n"
     )
     print_table(LOAD_HEADERS, load_rows(report.tools, cpu_per_call_cell(report)))
     if report.cpu_ms:

@@ -271,9 +271,10 @@ def test_each_tier_is_held_to_its_own_deadline() -> None:
 def test_cpu_per_answered_call_by_process_is_on_the_every_tool_row_and_in_the_json() -> None:
     report = LoadReport.model_construct(
         elapsed_s=2.0,
-        cpu_ms={"serve": 800.0, "postgres": 1000.0, "clients": 200.0},
+        # As the meter reads them (this process first): shown in the table's order.
+        cpu_ms={"clients": 200.0, "serve": 800.0, "postgres": 1000.0},
         cpu_calls=100,
-        cpu_ms_per_call={"serve": 8.0, "postgres": 10.0, "clients": 2.0},
+        cpu_ms_per_call={"clients": 2.0, "serve": 8.0, "postgres": 10.0},
         cpu_notes=[],
     )
     rows = tool_loads([ok(QUERY, 10.0)], 2.0, DEADLINE_MS)

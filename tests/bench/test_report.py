@@ -195,7 +195,7 @@ def test_an_npcs_rows_under_the_witness_rule_are_held_to_its_companions() -> Non
 def test_the_cpu_per_call_of_the_in_process_calls_is_a_column_and_in_the_json() -> None:
     def costing(mode: str, bench: float, postgres: float | None) -> Measurement:
         return _measured(TOOL, mode, 1.0, 2.0).model_copy(
-            update={"cpu_ms_per_call": {"bench": bench, "postgres": postgres}}
+            update={"cpu_ms_per_call": {"postgres": postgres, "bench": bench}}
         )
 
     report = _report(

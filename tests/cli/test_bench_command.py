@@ -79,10 +79,17 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     assert rankings[WORD_LEG]["target"] == "p95 <= 1.5 x peer p95"
     assert rankings[MEANING_LEG]["floor"]["operation"] == MEANING_FLOOR
     assert rankings[SCOPE_CHANGE]["target"] == "p95 <= 20 ms"
+    # The test server runs on this machine: PostgreSQL's CPU is read beside the bench's own.
+    assert report["cpu_notes"] == []
     for m in report["measurements"]:
         latency = m["latency"]
         assert latency["samples"] == (5 if m["operation"] == SCOPE_CHANGE else 3)
         assert latency["min_ms"] <= latency["p50_ms"] <= latency["p95_ms"] <= latency["max_ms"]
+        cpu = m["cpu_ms_per_call"]
+        assert set(cpu) == {"bench", "postgres"} and cpu["bench"] >= 0 <= cpu["postgres"], m
+    # A tool called in process costs this process CPU, every call.
+    in_process = [m for m in report["measurements"] if m["mode"] == "in-process"]
+    assert all(m["cpu_ms_per_call"]["bench"] > 0 for m in in_process if m["operation"] in TOOLS)
     assert report["dataset"]["rows"]["session_entries"] == 60
     assert report["dataset"]["rows"]["relationships"] == 40
     assert report["ingestion"]["utterances"] == 12
@@ -106,6 +113,7 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     assert "memory.search_sessions + embedding" in table
     assert "SELECT 1 (pool round trip)" in table and "utterances/s" in table
     assert "x floor)" in table and "x bm25s)" in table and "embedder share" in table
+    assert "cpu ms/call bench / pg" in table
     assert "Entities edited while calls ran" in table
     assert "append -> hot notification" in table and "append -> found by search" in table
 

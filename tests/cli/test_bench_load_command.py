@@ -57,6 +57,17 @@ async def test_bench_load_drives_clients_over_http_and_reports_every_tool(
             "SELECT 1 (pool round trip)",
             "query embedding (offline model)",
         ]
+    # CPU over the run, read for each process (the test server runs on this machine), per
+    # call answered without error.
+    assert report["cpu_notes"] == []
+    answered = sum(rows[tool]["calls"] - rows[tool]["errors"] for tool in TOOL_MIX)
+    assert report["cpu_calls"] == answered
+    assert list(report["cpu_ms_per_call"]) == ["serve", "postgres", "clients"]
+    for process, spent in report["cpu_ms"].items():
+        assert spent > 0, process
+        per_call = report["cpu_ms_per_call"][process]
+        assert per_call == pytest.approx(spent / answered, rel=0.01, abs=0.001)
+    assert "cpu ms per answered call" in result.stdout
     # The server's log was read: nothing went wrong there either.
     assert not [kind for kind in report["server_log"] if kind.startswith(("ERROR", "CRITICAL"))]
     assert not [kind for kind in report["server_log"] if "deadline" in kind]
