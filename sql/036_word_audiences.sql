@@ -179,6 +179,27 @@ ALTER TABLE word_postings ADD CONSTRAINT word_postings_pkey
     PRIMARY KEY (campaign_id, collection, lexeme, impact, row_id)
     INCLUDE (frequency, length, audience);
 
+-- The postings these rows of the collection make: one a lexeme, ordered by its BM25 weight
+-- for the campaign's reference length, with the row's audience. What is inserted for new
+-- rows, and how a row's postings are found again by their whole key.
+CREATE FUNCTION glyphoxa_row_postings(of_collection "char", of_rows glyphoxa_word_row[])
+RETURNS TABLE (campaign_id text, lexeme text, impact real, row_id bigint,
+               frequency smallint, length integer, audience integer)
+LANGUAGE sql AS $$
+    SELECT r.campaign_id, t.lexeme,
+           glyphoxa_bm25_weight(t.frequency, length(r.tsv), w.reference_length)::real,
+           r.id, t.frequency, length(r.tsv), a.audience
+    FROM unnest(of_rows) r
+         JOIN word_collections w
+           ON w.campaign_id = r.campaign_id AND w.collection = of_collection
+         LEFT JOIN glyphoxa_row_audiences(of_collection, of_rows) a
+           ON a.campaign_id = r.campaign_id AND a.id = r.id,
+         LATERAL (SELECT u.lexeme,
+                         least(coalesce(array_length(u.positions, 1), 1), 32767)::smallint
+                  FROM unnest(r.tsv) u) t(lexeme, frequency)
+    WHERE length(r.tsv) > 0
+$$;
+
 CREATE OR REPLACE FUNCTION glyphoxa_words_add(of_collection "char", added glyphoxa_word_row[])
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -203,20 +224,12 @@ BEGIN
         SET documents = f.documents + EXCLUDED.documents;
     INSERT INTO word_postings
         (campaign_id, collection, lexeme, impact, row_id, frequency, length, audience)
-    SELECT r.campaign_id, of_collection, t.lexeme,
-           glyphoxa_bm25_weight(t.frequency, length(r.tsv), w.reference_length)::real,
-           r.id, t.frequency, length(r.tsv), a.audience
-    FROM unnest(added) r
-         JOIN word_collections w
-           ON w.campaign_id = r.campaign_id AND w.collection = of_collection
-         LEFT JOIN glyphoxa_row_audiences(of_collection, added) a
-           ON a.campaign_id = r.campaign_id AND a.id = r.id,
-         LATERAL (SELECT u.lexeme, least(coalesce(array_length(u.positions, 1), 1), 32767)
-                  FROM unnest(r.tsv) u) t(lexeme, frequency)
-    WHERE length(r.tsv) > 0
+    SELECT p.campaign_id, of_collection, p.lexeme, p.impact, p.row_id, p.frequency, p.length,
+           p.audience
+    FROM glyphoxa_row_postings(of_collection, added) p
     -- In index order: a load's millions of postings then fill the index's pages instead of
     -- splitting them.
-    ORDER BY 1, 2, 3, 4, 5;
+    ORDER BY p.campaign_id, p.lexeme, p.impact, p.row_id;
 END
 $$;
 
@@ -225,18 +238,11 @@ $$;
 CREATE FUNCTION glyphoxa_words_heard_again(of_collection "char", changed glyphoxa_word_row[])
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE word_postings p SET audience = a.audience
-    FROM unnest(changed) r
-         JOIN word_collections w
-           ON w.campaign_id = r.campaign_id AND w.collection = of_collection
-         LEFT JOIN glyphoxa_row_audiences(of_collection, changed) a
-           ON a.campaign_id = r.campaign_id AND a.id = r.id,
-         LATERAL (SELECT u.lexeme, least(coalesce(array_length(u.positions, 1), 1), 32767)
-                  FROM unnest(r.tsv) u) t(lexeme, frequency)
-    WHERE p.campaign_id = r.campaign_id AND p.collection = of_collection
-      AND p.lexeme = t.lexeme AND p.row_id = r.id
-      AND p.impact = glyphoxa_bm25_weight(t.frequency, length(r.tsv), w.reference_length)::real
-      AND p.audience IS DISTINCT FROM a.audience;
+    UPDATE word_postings p SET audience = n.audience
+    FROM glyphoxa_row_postings(of_collection, changed) n
+    WHERE p.campaign_id = n.campaign_id AND p.collection = of_collection
+      AND p.lexeme = n.lexeme AND p.impact = n.impact AND p.row_id = n.row_id
+      AND p.audience IS DISTINCT FROM n.audience;
 END
 $$;
 
