@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.knowledge import Knowledge
-from glyphoxa_mcp.domain.models import Session
+from glyphoxa_mcp.domain.models import EntityLabel, Session
 from glyphoxa_mcp.domain.scenes import SceneKnown, known_scenes
 from glyphoxa_mcp.domain.session_summaries import PART_SEPARATOR, SummaryPart
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.arguments import present, quoted
 from glyphoxa_mcp.views.limits import MAX_SESSIONS_AGO
-from glyphoxa_mcp.views.reading import WORD_GOING_AROUND, Reader
+from glyphoxa_mcp.views.reading import WORD_GOING_AROUND, Reader, Reading
 from glyphoxa_mcp.views.results import EntityRef, SceneKnowledge, SessionSummaryResult
 from glyphoxa_mcp.views.scope import Scope
 
@@ -24,29 +26,35 @@ async def session_summary(
     if session_id is not None and sessions_ago is not None:
         raise InvalidInputError("Give session_id or sessions_ago, not both.", field="sessions_ago")
     session_id = present(session_id, "session_id")
+    if sessions_ago is not None and sessions_ago > MAX_SESSIONS_AGO:
+        raise InvalidInputError(
+            f"sessions_ago must be at most {MAX_SESSIONS_AGO}.", field="sessions_ago"
+        )
     reading = await reader.reading()
     scope, memory = reading.scope, reading.memory
-    withheld = await reading.withheld_sessions()
-    if session_id is not None:
-        session = await known_session(memory, session_id, withheld)
-    else:
-        if sessions_ago is not None and sessions_ago > MAX_SESSIONS_AGO:
-            raise InvalidInputError(
-                f"sessions_ago must be at most {MAX_SESSIONS_AGO}.", field="sessions_ago"
-            )
-        try:
-            session = await memory.sessions.finished(
-                1 if sessions_ago is None else sessions_ago, skipping=withheld
-            )
-        except NotFoundError as exc:
-            raise NotFoundError(f"sessions_ago goes back too far: {exc}") from None
+    npc_id = reading.npc_id
+
+    async def witnessed() -> bool:
+        """Whether an NPC reads this campaign as a witness (the DM reads it all)."""
+        return npc_id is not None and (await memory.campaign()).knowledge is Knowledge.WITNESSED
+
+    # Reads that do not wait on each other go side by side: a call's reads in sequence each
+    # wait their turn in a busy server's event loop.
+    session, by_witness = await concurrently(
+        lambda: _the_session(reading.memory, reading, session_id, sessions_ago), witnessed
+    )
     redactor = scope.redactor
     summary = redactor.redact(session.summary) if session.summary is not None else None
     scenes: list[SceneKnowledge] | None = None
-    if reading.npc_id is not None and (await memory.campaign()).knowledge is Knowledge.WITNESSED:
-        known, parts = await concurrently(
-            lambda: _known_scenes(memory, session.id, reading.npc_id or ""),
+
+    def involved_entities() -> Awaitable[list[EntityLabel]]:
+        return memory.queries.session_entities(session.id, npc_id)
+
+    if by_witness:
+        known, parts, involved = await concurrently(
+            lambda: _known_scenes(memory, session.id, npc_id or ""),
             lambda: memory.summary_parts.parts_of(session.id),
+            involved_entities,
         )
         if not all(k.witnessed for k in known):
             # Not wholly there: the session's summary would tell what it did not witness.
@@ -55,10 +63,11 @@ async def session_summary(
             told = _told(known, parts, scope)
             summary = redactor.redact(told) if told else None
             scenes = [_scene_view(k, scope) for k in known if k.witnessed or k.heard]
+    else:
+        involved = await involved_entities()
     title = session.title
     if title is not None and redactor.mentions_hidden(title):
         title = None
-    involved = await memory.queries.session_entities(session.id, reading.npc_id)
     entities = [scope.by_id[e.id] for e in involved if e.id in scope.by_id]
     note = None
     if scenes is not None:
@@ -86,6 +95,22 @@ async def session_summary(
         scenes=scenes,
         note=note,
     )
+
+
+async def _the_session(
+    memory: CampaignMemory, reading: Reading, session_id: str | None, sessions_ago: int | None
+) -> Session:
+    """The session asked for, by id or by how many finished sessions ago, when the viewer
+    may read it."""
+    withheld = await reading.withheld_sessions()
+    if session_id is not None:
+        return await known_session(memory, session_id, withheld)
+    try:
+        return await memory.sessions.finished(
+            1 if sessions_ago is None else sessions_ago, skipping=withheld
+        )
+    except NotFoundError as exc:
+        raise NotFoundError(f"sessions_ago goes back too far: {exc}") from None
 
 
 async def _known_scenes(memory: CampaignMemory, session_id: str, npc_id: str) -> list[SceneKnown]:
