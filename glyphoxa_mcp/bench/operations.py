@@ -45,9 +45,11 @@ WITH_EMBEDDING = " + embedding"
 # The rows the tools and the rankings are judged against (bench/floors.py, bench/peers.py):
 # a tool's floor is named after it, in the same scope.
 FLOOR_PREFIX = "floor: "
-# Our own word ranking alone (BM25 in PostgreSQL), and the in-memory library it is held to.
+# Our own word ranking alone (BM25 in PostgreSQL), the in-memory library it is held to, and
+# the search engine library its p95 is reported beside (not judged by).
 WORD_LEG = "BM25 leg (SemanticIndex.search_text + SessionLog.search)"
 WORD_PEER = "peer: bm25s (passages + utterances, in memory)"
+TANTIVY_PEER = "peer: tantivy (passages + utterances, in memory, en_stem)"
 # Our own meaning ranking alone, and the bare HNSW statement under it.
 MEANING_LEG = "meaning leg (SemanticIndex.nearest)"
 MEANING_FLOOR = "floor: HNSW top-k (chunks)"

@@ -9,11 +9,17 @@ search_sessions does (views/session_search.py), and so does the library: one ind
 campaign's passages and one of its utterances (with the speaker's name, as the utterances'
 `tsv` holds it), each asked for the top k. The library's indexes are built before timing;
 a query is timed from its words to the ids of both top k.
+
+tantivy (the Rust search engine library, through its Python bindings) is asked the same
+queries over the same two collections the same way, with its English stemming analyzer and
+its BM25: the word ranking's p95 is reported beside it, the yardstick of a word ranking an
+engine built for it reaches, without a verdict of its own.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +28,7 @@ from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
 from glyphoxa_mcp.bench.operations import (
     MEANING_FLOOR,
     MEANING_LEG,
+    TANTIVY_PEER,
     WORD_LEG,
     WORD_PEER,
     BenchContext,
@@ -36,8 +43,8 @@ from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views.session_search import CANDIDATES_PER_RESULT, MIN_CANDIDATES
 
 INSTALL_PEERS = "pip install 'glyphoxa-mcp[bench]'"
-# The `bench` extra's modules: bm25s and its stemmer (PyStemmer).
-PEER_MODULES = ("bm25s", "Stemmer")
+# The `bench` extra's modules: bm25s and its stemmer (PyStemmer), and tantivy.
+PEER_MODULES = ("bm25s", "Stemmer", "tantivy")
 PASSAGES = "SELECT content FROM chunks WHERE campaign_id = $1 ORDER BY id"
 UTTERANCES = (
     "SELECT speaker_name || ' ' || text FROM session_entries WHERE campaign_id = $1 ORDER BY id"
@@ -46,13 +53,14 @@ NEAREST_PASSAGES = "SELECT id FROM chunks WHERE campaign_id = $1 ORDER BY embedd
 
 
 def require_peers() -> None:
-    """Stop at once, before a long load, when the library the word ranking is held to is
-    missing: a bench without it would have no verdict for that ranking."""
+    """Stop at once, before a long load, when a library the word ranking is held to or
+    reported beside is missing: a bench without it would have no verdict or no yardstick for
+    that ranking."""
     missing = [name for name in PEER_MODULES if importlib.util.find_spec(name) is None]
     if missing:
         raise ConfigurationError(
-            f"The bench compares the word ranking with bm25s, which is not installed: "
-            f"{INSTALL_PEERS}"
+            f"The bench compares the word ranking with bm25s and tantivy; "
+            f"{', '.join(missing)} not installed: {INSTALL_PEERS}"
         )
 
 
@@ -117,6 +125,58 @@ class InMemoryBM25:
         return [int(position) for position in found[0]]
 
 
+# The runs of letters and digits tantivy's `en_stem` analyzer splits a text into. A query
+# is handed to its query parser as these words alone, lower case: nothing in a player's
+# words then reads as the parser's syntax (AND, field:, quotes, +/-), and the parser's own
+# analyzer finds the same terms in them.
+QUERY_WORD = re.compile(r"[^\W_]+")
+TEXT_FIELD = "text"
+POSITION_FIELD = "position"
+# The writer's memory for indexing, one thread: big enough that a campaign's collection is
+# one segment, and nothing of it is timed.
+TANTIVY_WRITER_HEAP = 256_000_000
+
+
+class TantivyBM25:
+    """One collection's texts in a tantivy index in memory, analyzed by its `en_stem`
+    tokenizer (words lower-cased and Snowball-stemmed; no stop words removed) and ranked by
+    its BM25. Each text's position is a fast field, read for the hits without their
+    stored documents."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        import tantivy  # an optional extra
+
+        builder = tantivy.SchemaBuilder()
+        builder.add_text_field(TEXT_FIELD, stored=False, tokenizer_name="en_stem")
+        builder.add_unsigned_field(POSITION_FIELD, stored=False, indexed=False, fast=True)
+        self._index = tantivy.Index(builder.build())
+        writer = self._index.writer(heap_size=TANTIVY_WRITER_HEAP, num_threads=1)
+        for position, text in enumerate(texts):
+            document = tantivy.Document()
+            document.add_text(TEXT_FIELD, text)
+            document.add_unsigned(POSITION_FIELD, position)
+            writer.add_document(document)
+        writer.commit()
+        writer.wait_merging_threads()
+        self._index.reload()
+        self._searcher = self._index.searcher()
+        self.size = len(texts)
+
+    def top(self, query: str, k: int) -> list[int]:
+        """The positions of the `k` best texts for the query (fewer when fewer match)."""
+        words = QUERY_WORD.findall(query.lower())
+        if not words or not self.size:
+            return []
+        parsed = self._index.parse_query(" ".join(words), [TEXT_FIELD])
+        hits = self._searcher.search(parsed, limit=k, count=False).hits
+        addresses = [address for _score, address in hits]
+        read = self._searcher.fast_field_values(POSITION_FIELD, addresses)
+        positions = [position for position in read if isinstance(position, int)]
+        if len(positions) != len(read):
+            raise BenchError(f"tantivy read no position for some of its hits: {read!r}")
+        return positions
+
+
 async def _texts(db: Database, sql: str) -> list[str]:
     return [row[0] for row in await db.pool.fetch(sql, CAMPAIGN_ID)]
 
@@ -133,6 +193,21 @@ async def word_peer(context: BenchContext) -> Operation:
         utterances.top(search.query, search.k)
 
     return Operation(WORD_PEER, rank)
+
+
+async def tantivy_peer(context: BenchContext) -> Operation:
+    """tantivy over the campaign's passages and utterances, in memory: the same queries, the
+    same k, timed the same way as `word_peer`."""
+    asked = rotating(searches(context))
+    passages = TantivyBM25(await _texts(context.db, PASSAGES))
+    utterances = TantivyBM25(await _texts(context.db, UTTERANCES))
+
+    def rank(number: int) -> None:
+        search: Search = asked(number)
+        passages.top(search.query, search.k)
+        utterances.top(search.query, search.k)
+
+    return Operation(TANTIVY_PEER, rank)
 
 
 def word_leg(context: BenchContext) -> Operation:
@@ -175,10 +250,11 @@ def meaning_floor(context: BenchContext) -> Operation:
 
 
 async def ranking_operations(context: BenchContext) -> list[Operation]:
-    """Each ranking beside what it is held to: the floor or peer right after it."""
+    """Each ranking beside what it is held to: the floor or peers right after it."""
     return [
         word_leg(context),
         await word_peer(context),
+        await tantivy_peer(context),
         meaning_leg(context),
         meaning_floor(context),
     ]

@@ -21,6 +21,7 @@ from glyphoxa_mcp.bench.operations import (
     SEARCH_FACTS,
     SEARCH_SESSIONS,
     SESSION_SUMMARY,
+    TANTIVY_PEER,
     WORD_LEG,
     WORD_PEER,
     floor_name,
@@ -102,6 +103,10 @@ class Measurement(BaseModel):
     # that could not be read is None. The server-side row of a call has its in-process
     # row's figure: the same calls.
     cpu_ms_per_call: dict[str, float | None] | None = None
+    # The word ranking's yardstick, reported beside its verdict and judging nothing: tantivy
+    # over the same passages and queries, and the measurement's p95 over tantivy's.
+    tantivy: Reference | None = None
+    tantivy_ratio: float | None = None
 
 
 def held_to(p95_ms: float, reference_p95_ms: float, factor: float) -> tuple[float, bool]:
@@ -137,6 +142,14 @@ def _relative(
     )
 
 
+def _beside_tantivy(measured: Measurement, tantivy: Measurement | None) -> Measurement:
+    if tantivy is None:
+        return measured
+    ratio, _within = held_to(measured.latency.p95_ms, tantivy.latency.p95_ms, 1.0)
+    against = Reference(operation=tantivy.operation, p95_ms=tantivy.latency.p95_ms)
+    return measured.model_copy(update={"tantivy": against, "tantivy_ratio": ratio})
+
+
 def judge(measured: Measurement, measurements: list[Measurement]) -> Measurement:
     """`measured` with its target and verdict, when one applies to it."""
     name = measured.operation
@@ -144,8 +157,10 @@ def judge(measured: Measurement, measurements: list[Measurement]) -> Measurement
         floor = _find(measurements, floor_name(name), measured.scope)
         return _relative(measured, floor, TOOL_FLOOR_FACTOR, "floor")
     if name == WORD_LEG:
-        return _relative(
-            measured, _find(measurements, WORD_PEER, measured.scope), WORD_PEER_FACTOR, "peer"
+        peer = _find(measurements, WORD_PEER, measured.scope)
+        return _beside_tantivy(
+            _relative(measured, peer, WORD_PEER_FACTOR, "peer"),
+            _find(measurements, TANTIVY_PEER, measured.scope),
         )
     if name == MEANING_LEG:
         floor = _find(measurements, MEANING_FLOOR, measured.scope)
@@ -308,11 +323,15 @@ def _triple(summary: Summary | None) -> str:
 
 
 def _judgement(m: Measurement) -> str:
-    """'meets' or 'MISSES', with the ratio to the floor or peer the row is held to."""
+    """'meets' or 'MISSES', with the ratio to the floor or peer the row is held to, and to
+    tantivy's when the row is reported beside it."""
     judged = "meets" if m.meets else "MISSES"
-    if m.ratio is None:
-        return judged
-    return f"{judged} ({m.ratio:.1f}x {'floor' if m.floor is not None else 'bm25s'})"
+    ratios = []
+    if m.ratio is not None:
+        ratios.append(f"{m.ratio:.1f}x {'floor' if m.floor is not None else 'bm25s'}")
+    if m.tantivy_ratio is not None:
+        ratios.append(f"{m.tantivy_ratio:.1f}x tantivy")
+    return f"{judged} ({'; '.join(ratios)})" if ratios else judged
 
 
 def verdict(report: BenchReport, operation: str, scope: str) -> str:

@@ -35,7 +35,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "p50/p95/p99 and CPU per call of every MCP tool and the hot resource in process and "
         "through a `serve` subprocess over stdio, then ingestion throughput with the offline "
         "embedder. Prints a table; --json writes every figure. The word ranking is held to "
-        "bm25s (pip install 'glyphoxa-mcp[bench]').",
+        "bm25s and reported beside tantivy (pip install 'glyphoxa-mcp[bench]').",
     )
     _add_dataset_options(bench)
     runs = bench.add_argument_group("measuring")
@@ -291,7 +291,8 @@ async def run_bench_command(args: argparse.Namespace) -> int:
         "Each is judged against a figure of this run: a tool's or the hot resource's\n"
         "server-side p95 against its floor ('floor: ...': the bare SQL statements fetching the\n"
         "rows it returned, in the same scope); the BM25 leg (our word ranking alone) against\n"
-        "bm25s over the same passages in memory; the meaning leg against a bare HNSW top-k.\n"
+        "bm25s over the same passages in memory (and shown beside tantivy's, with the\n"
+        "ratio); the meaning leg against a bare HNSW top-k.\n"
         "The benchmarked NPC's rows, read under the witness rule, are also held to its\n"
         "companion's (told the same secrets, present in every scene: the rows without the\n"
         "rule), measured call by call in turn with them.\n"

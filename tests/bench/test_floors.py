@@ -28,6 +28,7 @@ from glyphoxa_mcp.bench.operations import (
     SEARCH_FACTS,
     SEARCH_SESSIONS,
     SESSION_SUMMARY,
+    TANTIVY_PEER,
     WORD_LEG,
     WORD_PEER,
     BenchContext,
@@ -39,7 +40,6 @@ from glyphoxa_mcp.bench.vectors import DIMENSION
 from glyphoxa_mcp.bench.workload import Workload, build_workload
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
-from glyphoxa_mcp.errors import ConfigurationError
 from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -114,25 +114,13 @@ async def test_the_rankings_and_their_floor_and_peer_run_on_the_same_queries(
         query_vectors=workload.query_vectors,
     )
     operations = await peers.ranking_operations(context)
-    assert [op.name for op in operations] == [WORD_LEG, WORD_PEER, MEANING_LEG, MEANING_FLOOR]
+    assert [op.name for op in operations] == [
+        WORD_LEG,
+        WORD_PEER,
+        TANTIVY_PEER,
+        MEANING_LEG,
+        MEANING_FLOOR,
+    ]
     for operation in operations:
         timed = await measure(operation, samples=4, warmup=0)
         assert len(timed.around) == 4
-
-
-def test_the_in_memory_peer_ranks_by_words() -> None:
-    index = peers.InMemoryBM25(
-        ["the bridge fell into the river", "a quiet night at the inn", "bridges and rivers"]
-    )
-    assert index.top("what fell?", 2)[0] == 0
-    # Stemmed as PostgreSQL's english configuration does: "inns" finds "inn".
-    assert index.top("quiet inns", 2)[0] == 1
-    assert len(index.top("bridge", 10)) == 3  # no more than there are
-
-
-def test_without_bm25s_the_bench_stops_with_how_to_install_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(peers, "PEER_MODULES", ("bm25s", "glyphoxa_no_such_stemmer"))
-    with pytest.raises(ConfigurationError, match=r"pip install 'glyphoxa-mcp\[bench\]'"):
-        peers.require_peers()

@@ -9,6 +9,7 @@ from glyphoxa_mcp.bench.operations import (
     MEANING_FLOOR,
     MEANING_LEG,
     SCOPE_REBUILD,
+    TANTIVY_PEER,
     WORD_LEG,
     WORD_PEER,
     floor_name,
@@ -149,6 +150,30 @@ def test_the_json_of_a_judged_row_says_its_target_floor_and_verdict() -> None:
     assert written["meets"] is True
     assert written["floor"] == {"operation": floor_name(TOOL), "p95_ms": 1.0}
     assert written["ratio"] == 1.8
+
+
+def test_the_word_ranking_is_reported_beside_tantivy_its_verdict_still_bm25s() -> None:
+    measurements = [
+        _measured(WORD_LEG, "in-process", 1.0, 1.2, scope="-"),
+        _measured(WORD_PEER, "in-process", 0.5, 1.0, scope="-"),
+        _measured(TANTIVY_PEER, "in-process", 0.2, 0.4, scope="-"),
+    ]
+    report = _report(*measurements)
+    word, bm25s, tantivy = report.measurements
+    assert (word.target, word.meets, word.ratio) == ("p95 <= 1.5 x peer p95", True, 1.2)
+    assert word.peer is not None and word.peer.operation == WORD_PEER
+    written = json.loads(word.model_dump_json())
+    assert written["tantivy"] == {"operation": TANTIVY_PEER, "p95_ms": 0.4}
+    assert written["tantivy_ratio"] == 3.0
+    # The peers themselves are not judged, and tantivy's row judges nothing: only beside.
+    assert all(m.target is None and m.tantivy is None for m in (bm25s, tantivy))
+    assert verdict(report, WORD_LEG, "-") == "meets (1.2x bm25s; 3.0x tantivy)"
+    rows = {row[0]: row for row in latency_rows(report)}
+    assert rows[TANTIVY_PEER][3] == "0.20 / 0.40 / 0.40"
+    assert rows[TANTIVY_PEER][6:] == ["-", "-", "-", ""]
+    # A run without the tantivy row keeps the verdict as it was and the JSON without it.
+    [alone, _] = judged(measurements[:2])
+    assert alone.tantivy is None and alone.tantivy_ratio is None and alone.meets is True
 
 
 @pytest.mark.parametrize(

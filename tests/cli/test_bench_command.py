@@ -22,6 +22,7 @@ TINY = [
 SCOPE_CHANGE = "scope change applied after an entity change"
 WORD_LEG = "BM25 leg (SemanticIndex.search_text + SessionLog.search)"
 WORD_PEER = "peer: bm25s (passages + utterances, in memory)"
+TANTIVY_PEER = "peer: tantivy (passages + utterances, in memory, en_stem)"
 MEANING_LEG = "meaning leg (SemanticIndex.nearest)"
 MEANING_FLOOR = "floor: HNSW top-k (chunks)"
 TOOLS = [
@@ -73,9 +74,11 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
     assert ("name correction (30 entities)", "-", "in-process") in measured
     assert (SCOPE_CHANGE, "-", "in-process") in measured
     rankings = {m["operation"]: m for m in report["measurements"] if m["scope"] == "-"}
-    for ranking in (WORD_LEG, WORD_PEER, MEANING_LEG, MEANING_FLOOR):
+    for ranking in (WORD_LEG, WORD_PEER, TANTIVY_PEER, MEANING_LEG, MEANING_FLOOR):
         assert ranking in rankings
     assert rankings[WORD_LEG]["peer"]["operation"] == WORD_PEER
+    assert rankings[WORD_LEG]["tantivy"]["operation"] == TANTIVY_PEER
+    assert rankings[WORD_LEG]["tantivy_ratio"] > 0
     assert rankings[WORD_LEG]["target"] == "p95 <= 1.5 x peer p95"
     assert rankings[MEANING_LEG]["floor"]["operation"] == MEANING_FLOOR
     assert rankings[SCOPE_CHANGE]["target"] == "p95 <= 20 ms"
@@ -112,7 +115,8 @@ def test_bench_prints_every_operation_and_writes_the_figures_as_json(
         assert table.count(tool) >= 2  # one row per scope
     assert "memory.search_sessions + embedding" in table
     assert "SELECT 1 (pool round trip)" in table and "utterances/s" in table
-    assert "x floor)" in table and "x bm25s)" in table and "embedder share" in table
+    assert "x floor)" in table and "x bm25s; " in table and "x tantivy)" in table
+    assert TANTIVY_PEER in table and "embedder share" in table
     assert "cpu ms/call bench / pg" in table
     assert "Entities edited while calls ran" in table
     assert "append -> hot notification" in table and "append -> found by search" in table
