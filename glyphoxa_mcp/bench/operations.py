@@ -49,7 +49,7 @@ FLOOR_PREFIX = "floor: "
 # the search engine library its p95 is reported beside (not judged by).
 WORD_LEG = "BM25 leg (SemanticIndex.search_text + SessionLog.search)"
 WORD_PEER = "peer: bm25s (passages + utterances, in memory)"
-TANTIVY_PEER = "peer: tantivy (passages + utterances, in memory, en_stem)"
+TANTIVY_PEER = "peer: tantivy (passages + utterances, in memory, stemmed, stop words out)"
 # Our own meaning ranking alone, and the bare HNSW statement under it.
 MEANING_LEG = "meaning leg (SemanticIndex.nearest)"
 MEANING_FLOOR = "floor: HNSW top-k (chunks)"

@@ -125,7 +125,7 @@ class InMemoryBM25:
         return [int(position) for position in found[0]]
 
 
-# The runs of letters and digits tantivy's `en_stem` analyzer splits a text into. A query
+# The runs of letters and digits tantivy's simple tokenizer splits a text into. A query
 # is handed to its query parser as these words alone, lower case: nothing in a player's
 # words then reads as the parser's syntax (AND, field:, quotes, +/-), and the parser's own
 # analyzer finds the same terms in them.
@@ -137,19 +137,32 @@ POSITION_FIELD = "position"
 TANTIVY_WRITER_HEAP = 256_000_000
 
 
+# tantivy's `en_stem` with its English stop words left out, as PostgreSQL's `english`
+# configuration and the bm25s peer leave theirs out: the same question asked of each.
+ANALYZER = "en_stop_stem"
+
+
 class TantivyBM25:
-    """One collection's texts in a tantivy index in memory, analyzed by its `en_stem`
-    tokenizer (words lower-cased and Snowball-stemmed; no stop words removed) and ranked by
-    its BM25. Each text's position is a fast field, read for the hits without their
+    """One collection's texts in a tantivy index in memory, analyzed as `en_stem` does
+    (words lower-cased and Snowball-stemmed) less tantivy's English stop words, and ranked
+    by its BM25. Each text's position is a fast field, read for the hits without their
     stored documents."""
 
     def __init__(self, texts: Sequence[str]) -> None:
         import tantivy  # an optional extra
 
         builder = tantivy.SchemaBuilder()
-        builder.add_text_field(TEXT_FIELD, stored=False, tokenizer_name="en_stem")
+        builder.add_text_field(TEXT_FIELD, stored=False, tokenizer_name=ANALYZER)
         builder.add_unsigned_field(POSITION_FIELD, stored=False, indexed=False, fast=True)
         self._index = tantivy.Index(builder.build())
+        self._index.register_tokenizer(
+            ANALYZER,
+            tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.stopword("english"))
+            .filter(tantivy.Filter.stemmer("english"))
+            .build(),
+        )
         writer = self._index.writer(heap_size=TANTIVY_WRITER_HEAP, num_threads=1)
         for position, text in enumerate(texts):
             document = tantivy.Document()
