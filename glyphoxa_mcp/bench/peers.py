@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
 from glyphoxa_mcp.bench.operations import (
@@ -194,33 +194,36 @@ async def _texts(db: Database, sql: str) -> list[str]:
     return [row[0] for row in await db.pool.fetch(sql, CAMPAIGN_ID)]
 
 
-async def word_peer(context: BenchContext) -> Operation:
-    """`bm25s` over the campaign's passages and utterances, in memory."""
+class _Ranker(Protocol):
+    def top(self, query: str, k: int) -> list[int]: ...
+
+
+async def _peer(
+    context: BenchContext, name: str, index: Callable[[Sequence[str]], _Ranker]
+) -> Operation:
+    """A word ranking in memory over the campaign's passages and utterances, asked the
+    searches the leg is asked, each collection its top k, as the leg runs them."""
     asked = rotating(searches(context))
-    passages = InMemoryBM25(await _texts(context.db, PASSAGES))
-    utterances = InMemoryBM25(await _texts(context.db, UTTERANCES))
+    passages = index(await _texts(context.db, PASSAGES))
+    utterances = index(await _texts(context.db, UTTERANCES))
 
     def rank(number: int) -> None:
         search: Search = asked(number)
         passages.top(search.query, search.k)
         utterances.top(search.query, search.k)
 
-    return Operation(WORD_PEER, rank)
+    return Operation(name, rank)
+
+
+async def word_peer(context: BenchContext) -> Operation:
+    """`bm25s` over the campaign's passages and utterances, in memory."""
+    return await _peer(context, WORD_PEER, InMemoryBM25)
 
 
 async def tantivy_peer(context: BenchContext) -> Operation:
     """tantivy over the campaign's passages and utterances, in memory: the same queries, the
     same k, timed the same way as `word_peer`."""
-    asked = rotating(searches(context))
-    passages = TantivyBM25(await _texts(context.db, PASSAGES))
-    utterances = TantivyBM25(await _texts(context.db, UTTERANCES))
-
-    def rank(number: int) -> None:
-        search: Search = asked(number)
-        passages.top(search.query, search.k)
-        utterances.top(search.query, search.k)
-
-    return Operation(TANTIVY_PEER, rank)
+    return await _peer(context, TANTIVY_PEER, TantivyBM25)
 
 
 def word_leg(context: BenchContext) -> Operation:
