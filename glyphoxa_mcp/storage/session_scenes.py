@@ -27,6 +27,13 @@ ON CONFLICT (campaign_id, session_id, started_at) DO UPDATE SET
 SELECT_SCENES = f"""
 SELECT {COLUMNS} FROM scenes WHERE campaign_id = $1 AND session_id = $2 ORDER BY started_at
 """
+# The same, each scene's word narrowed to whether it reached the NPC `$3` (a central
+# scene's word names hundreds of NPCs, each made a value to read it whole).
+SELECT_SCENES_WORD_OF = """
+SELECT session_id, started_at, location_id, present, title,
+       CASE WHEN word ? $3 THEN jsonb_build_object($3::text, word -> $3) END AS word
+FROM scenes WHERE campaign_id = $1 AND session_id = $2 ORDER BY started_at
+"""
 
 DELETE_SCENE = """
 DELETE FROM scenes WHERE campaign_id = $1 AND session_id = $2 AND started_at = $3
@@ -68,10 +75,16 @@ class Scenes:
         with driver_errors(f"store {len(rows)} scenes"):
             await self._pool.execute(RECORD_SCENES, self.campaign_id, rows)
 
-    async def of_session(self, session_id: str) -> list[Scene]:
-        """The session's scenes, in the order they started."""
+    async def of_session(self, session_id: str, *, word_of: str | None = None) -> list[Scene]:
+        """The session's scenes, in the order they started; with `word_of`, each scene's
+        `word` says only whether word of it reached that NPC, and from whom."""
         with driver_errors(f"read the scenes of session {session_id!r}"):
-            rows = await self._pool.fetch(SELECT_SCENES, self.campaign_id, session_id)
+            if word_of is None:
+                rows = await self._pool.fetch(SELECT_SCENES, self.campaign_id, session_id)
+            else:
+                rows = await self._pool.fetch(
+                    SELECT_SCENES_WORD_OF, self.campaign_id, session_id, word_of
+                )
         return [_scene(row) for row in rows]
 
     async def remove(self, session_id: str, started_at: datetime) -> bool:

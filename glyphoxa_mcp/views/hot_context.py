@@ -228,7 +228,7 @@ class HotLayer:
             # The prompt of an NPC never holds what the DM keeps to themselves.
             lambda: self.memory.log.recent(session_id, window=window, reader=npc_id),
             lambda: self.memory.session_facts.shown_to(session_id, npc_id),
-            lambda: self.memory.scenes.of_session(session_id),
+            lambda: self.memory.scenes.of_session(session_id, word_of=npc_id),
         )
         # The scene being played, when the NPC is in it: where it is and who is with it.
         current = scenes[-1] if scenes and npc_id in scenes[-1].present else None

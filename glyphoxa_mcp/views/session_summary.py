@@ -115,7 +115,7 @@ async def _the_session(
 
 async def _known_scenes(memory: CampaignMemory, session_id: str, npc_id: str) -> list[SceneKnown]:
     scenes, (first_line_at, spoke_at) = await concurrently(
-        lambda: memory.scenes.of_session(session_id),
+        lambda: memory.scenes.of_session(session_id, word_of=npc_id),
         lambda: memory.log.spoken_by(session_id, npc_id),
     )
     return known_scenes(scenes, npc_id, spoke_at, first_line_at)

@@ -64,3 +64,18 @@ async def test_a_branch_copies_the_scenes_of_the_sessions_it_keeps(db: Database)
     await fork_campaign(db, "demo", "what-if")
     [copied] = await CampaignMemory(db, "what-if").scenes.of_session("s1")
     assert copied == (await memory.scenes.of_session("s1"))[0]
+
+
+async def test_scenes_read_for_one_npc_say_only_whether_word_reached_it(db: Database) -> None:
+    memory = await sample_with_session(db)
+    await memory.scenes.record(
+        [scene(0, "greywater-crossing", "ysolde"), scene(5, "red-kettle", "brannoch")]
+    )
+    whole = await memory.scenes.of_session("s1")
+    assert len(whole[0].word) >= 1 and len(whole[1].word) > 1
+    for npc in ("brannoch", "ilvenna", "ysolde", "berrit", "nobody"):
+        narrowed = await memory.scenes.of_session("s1", word_of=npc)
+        for one, full in zip(narrowed, whole, strict=True):
+            assert one.heard_of_by(npc) == full.heard_of_by(npc)
+            assert {hearer for hearer, _ in one.word} <= {npc}
+            assert one.model_copy(update={"word": full.word}) == full
