@@ -10,6 +10,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import anyio
 import pytest
 
 from glyphoxa_mcp.db.database import Database
@@ -436,3 +437,56 @@ async def test_postings_follow_who_may_read_their_rows_and_rank_as_scoring_what_
                     [(row["id"], row["rank"]) for row in own],
                     [(row["id"], row["rank"]) for row in every],
                 )
+
+
+async def test_audiences_numbered_by_two_transactions_at_once_stay_dense_and_right(
+    db: Database,
+) -> None:
+    """Two transactions each give a line hearers no line had: the second waits for the
+    first's numbering to commit, then numbers its own next, with no gap and no clash."""
+    memory = await witnessed_sample(db)
+    first, second = await memory.log.append_many(
+        "s1", [said_at(1, "The caravan waits."), said_at(2, "The ember glows.")]
+    )
+    hear = "UPDATE session_entries SET heard_by_dm = $2 WHERE id = $1"
+    async with db.pool.acquire() as one, db.pool.acquire() as other:
+        numbering = one.transaction()
+        await numbering.start()
+        await one.execute(hear, first, ["brannoch", "maelis"])
+        waiting = other.transaction()
+        await waiting.start()
+        async with anyio.create_task_group() as writers:
+            writers.start_soon(other.execute, hear, second, ["berrit", "ysolde"])
+            with anyio.fail_after(10):
+                while not await db.pool.fetchval(
+                    "SELECT count(*) FROM pg_locks WHERE pid = $1 AND NOT granted",
+                    other.get_server_pid(),
+                ):
+                    await anyio.sleep(0.01)
+            await numbering.commit()
+        await waiting.commit()
+    ids = [
+        row["id"]
+        for row in await db.pool.fetch(
+            "SELECT id FROM word_audiences WHERE campaign_id = 'demo' ORDER BY id"
+        )
+    ]
+    assert ids == list(range(len(ids)))
+    hearings = {
+        tuple(row["heard_by"])
+        for row in await db.pool.fetch(
+            "SELECT heard_by FROM word_audiences WHERE campaign_id = 'demo' AND NOT dm_only"
+        )
+    }
+    assert {("brannoch", "maelis"), ("berrit", "ysolde")} <= hearings
+    assert await _postings_astray(db, "demo") == []
+    assert await _readers_astray(db, "demo") == []
+
+
+def said_at(minute: int, text: str) -> NewEntry:
+    return NewEntry(
+        speaker_id="kael",
+        speaker_name="Kael",
+        text=text,
+        spoken_at=START + timedelta(minutes=minute),
+    )
