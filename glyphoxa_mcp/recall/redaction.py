@@ -220,6 +220,9 @@ class Redactor:
     corrector: PhoneticCorrector | None = None
     hidden_ids: frozenset[str] = frozenset()
     _checked: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    _checked_across: dict[tuple[str, str], bool] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def hiding(
@@ -263,7 +266,16 @@ class Redactor:
         """Whether a hidden name is split between `before` and the `after` that follows it."""
         if not self.forms.words_of or not before or not after:
             return False
-        return self.forms.found_across(before, after)
+        # Remembered like `mentions_hidden`: a hot context checks each pair of its last
+        # minutes' lines at every read, and reading both lines' words is most of its time.
+        pair = (before, after)
+        known = self._checked_across.get(pair)
+        if known is None:
+            known = self.forms.found_across(before, after)
+            if len(self._checked_across) >= CHECKED_TEXTS:
+                self._checked_across.clear()
+            self._checked_across[pair] = known
+        return known
 
     def split_names(self, texts: Sequence[str]) -> list[bool]:
         """For texts read in this order (lines, sentences), which hold one side of a hidden

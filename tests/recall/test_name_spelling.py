@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from glyphoxa_mcp.recall.name_spelling import fold, name_words
-from glyphoxa_mcp.recall.redaction import Redactor
+from glyphoxa_mcp.recall.redaction import HiddenForms, Redactor
 
 HIDING = Redactor.hiding(["Salt Knives", "Red Kettle", "Ash", "Avery", "Vennacht"])
 
@@ -100,3 +100,22 @@ def test_words_say_where_white_space_parts_them() -> None:
     words = name_words("SaltKnives salt_knives S a l t")
     assert [w.letters for w in words] == ["salt", "knives", "salt", "knives", "s", "a", "l", "t"]
     assert [w.spaced for w in words] == [True, False, True, False, True, False, False, False]
+
+
+def test_a_pair_of_lines_is_read_for_a_split_name_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hot context checks each pair of its last lines at every read: the answer for a pair
+    is remembered, as for one line, and stays the answer."""
+    redactor = Redactor.hiding(["Salt Knives"])
+    read = []
+    found_across = HiddenForms.found_across
+
+    def counted(forms: HiddenForms, before: str, after: str) -> bool:
+        read.append((before, after))
+        return found_across(forms, before, after)
+
+    monkeypatch.setattr(HiddenForms, "found_across", counted)
+    pair = ("they call them the Salt", "Knives, remember that.")
+    assert redactor.mentions_hidden_across(*pair) and redactor.mentions_hidden_across(*pair)
+    assert not redactor.mentions_hidden_across("Pass the salt", "and the knives")
+    assert not redactor.mentions_hidden_across("Pass the salt", "and the knives")
+    assert read == [pair, ("Pass the salt", "and the knives")]
