@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from glyphoxa_mcp.correction.english import per_million
@@ -192,23 +192,36 @@ _CORRECTED: WeakKeyDictionary[PhoneticCorrector, dict[str, frozenset[str | None]
 )
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _remembered(known: dict[K, V], key: K, work: Callable[[], V]) -> V:
+    """`work()`'s answer for `key`, worked out once while `known` holds it (at most
+    CHECKED_TEXTS answers: a full memory starts again)."""
+    answer = known.get(key)
+    if answer is None:
+        answer = work()
+        if len(known) >= CHECKED_TEXTS:
+            known.clear()
+        known[key] = answer
+    return answer
+
+
 def corrected_ids(corrector: PhoneticCorrector, text: str) -> frozenset[str | None]:
     """The entities `corrector` would put names of into `text`."""
     known = _CORRECTED.get(corrector)
     if known is None:
         known = _CORRECTED[corrector] = {}
-    ids = known.get(text)
-    if ids is None:
+
+    def correct() -> frozenset[str | None]:
         parent = corrects_like(corrector, text)
         before = None if parent is None else _CORRECTED.get(parent, {}).get(text)
         if before is not None:
-            ids = before
-        else:
-            ids = frozenset(c.entity_id for c in corrector.correct(text).corrections)
-        if len(known) >= CHECKED_TEXTS:
-            known.clear()
-        known[text] = ids
-    return ids
+            return before
+        return frozenset(c.entity_id for c in corrector.correct(text).corrections)
+
+    return _remembered(known, text, correct)
 
 
 @dataclass(frozen=True)
@@ -240,13 +253,7 @@ class Redactor:
     def mentions_hidden(self, text: str) -> bool:
         if not self.forms.words_of or not text:
             return False
-        known = self._checked.get(text)
-        if known is None:
-            known = self._mentions(text)
-            if len(self._checked) >= CHECKED_TEXTS:
-                self._checked.clear()
-            self._checked[text] = known
-        return known
+        return _remembered(self._checked, text, lambda: self._mentions(text))
 
     def _mentions(self, text: str) -> bool:
         if self.forms.found_in(text):
@@ -268,14 +275,9 @@ class Redactor:
             return False
         # Remembered like `mentions_hidden`: a hot context checks each pair of its last
         # minutes' lines at every read, and reading both lines' words is most of its time.
-        pair = (before, after)
-        known = self._checked_across.get(pair)
-        if known is None:
-            known = self.forms.found_across(before, after)
-            if len(self._checked_across) >= CHECKED_TEXTS:
-                self._checked_across.clear()
-            self._checked_across[pair] = known
-        return known
+        return _remembered(
+            self._checked_across, (before, after), lambda: self.forms.found_across(before, after)
+        )
 
     def split_names(self, texts: Sequence[str]) -> list[bool]:
         """For texts read in this order (lines, sentences), which hold one side of a hidden
