@@ -41,7 +41,7 @@ async def session_summary(
     # Reads that do not wait on each other go side by side: a call's reads in sequence each
     # wait their turn in a busy server's event loop.
     session, by_witness = await concurrently(
-        lambda: _the_session(reading.memory, reading, session_id, sessions_ago), witnessed
+        lambda: _the_session(reading, session_id, sessions_ago), witnessed
     )
     redactor = scope.redactor
     summary = redactor.redact(session.summary) if session.summary is not None else None
@@ -98,15 +98,15 @@ async def session_summary(
 
 
 async def _the_session(
-    memory: CampaignMemory, reading: Reading, session_id: str | None, sessions_ago: int | None
+    reading: Reading, session_id: str | None, sessions_ago: int | None
 ) -> Session:
     """The session asked for, by id or by how many finished sessions ago, when the viewer
     may read it."""
     withheld = await reading.withheld_sessions()
     if session_id is not None:
-        return await known_session(memory, session_id, withheld)
+        return await known_session(reading.memory, session_id, withheld)
     try:
-        return await memory.sessions.finished(
+        return await reading.memory.sessions.finished(
             1 if sessions_ago is None else sessions_ago, skipping=withheld
         )
     except NotFoundError as exc:
