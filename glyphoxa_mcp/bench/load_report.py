@@ -27,6 +27,8 @@ class LoadReport(BaseModel):
     database: DatabaseReport
     dataset: DatasetReport
     clients: int
+    # The processes the clients were dealt over (load_clients).
+    client_processes: int = 1
     seconds: int
     # From the start signal until the last client's last call ended.
     elapsed_s: float
@@ -45,14 +47,15 @@ class LoadReport(BaseModel):
     # The bench's yardstick rows (no code of ours), timed just before and just after.
     yardstick_before: list[Measurement]
     yardstick_after: list[Measurement]
-    # How late the clients' own event loop ran a timer during the run (ms): the clients'
-    # latencies include it.
+    # How late the clients' own event loops ran a timer during the run (ms), every process's
+    # measures together: the clients' latencies include it.
     client_loop_lag: Summary | None = None
     # CPU milliseconds over the timed run, from the operating system's counters (bench/cpu.py)
     # read as the clock starts and once the last call has ended, by process: SERVE (the
     # `serve` process answering), POSTGRES (the server's every process: backends,
-    # autovacuum, checkpointer...), CLIENTS (this process: the clients); None for a process
-    # that could not be read (cpu_notes says why).
+    # autovacuum, checkpointer...), CLIENTS (the clients' processes, and this one, which
+    # waits while the clock runs); None for a process that could not be read (cpu_notes
+    # says why).
     cpu_ms: dict[str, float | None] = {}
     # The calls the CPU is divided by: those answered without error. Error answers, busy
     # refusals and failed calls are not counted, their CPU charged to the answered ones: a

@@ -1,5 +1,6 @@
 """`bench load`: `serve --transport http` on loopback (`http_serve`), and many MCP clients in
-this process calling it at once over streamable HTTP for a set time.
+processes of their own (`load_clients`) calling it at once over streamable HTTP for a set
+time.
 
 Every client has a bearer token of its viewer (the DM or one of a table's NPCs, made for the
 run and revoked after it), opens its session and calls each tool once before the clock
@@ -11,24 +12,14 @@ The yardstick rows of the bench are timed just before and just after.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import random
-import re
 import sys
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-import anyio
-from httpx2 import AsyncClient as HttpClient
-from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 
 from glyphoxa_mcp import __version__
+from glyphoxa_mcp.access import Grant, NewToken
 from glyphoxa_mcp.app import App
 from glyphoxa_mcp.bench.cpu import (
     CpuCounter,
@@ -41,27 +32,24 @@ from glyphoxa_mcp.bench.cpu import (
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.bench.http_serve import serving
 from glyphoxa_mcp.bench.load import (
-    CONNECT,
-    ERROR,
-    EXCEPTION,
     NPC_VIEWERS,
     OK,
-    TOOL_MIX,
     CallRecord,
     LoadSettings,
-    Outcome,
-    next_tool,
     tier_loads,
     tool_loads,
     viewers_of,
 )
+from glyphoxa_mcp.bench.load_clients import (
+    WARMING_AT_ONCE,
+    ClientProcesses,
+    GroupPlan,
+    PlannedClient,
+    groups_of,
+)
 from glyphoxa_mcp.bench.load_report import CLIENTS, POSTGRES, PROCESSES, SERVE, LoadReport
 from glyphoxa_mcp.bench.machine import this_machine
 from glyphoxa_mcp.bench.operations import (
-    QUERY_ENTITIES,
-    SEARCH_FACTS,
-    SEARCH_SESSIONS,
-    SESSION_SUMMARY,
     BenchContext,
     database_round_trip,
     query_embedding,
@@ -75,170 +63,20 @@ from glyphoxa_mcp.bench.runner import (
     prepared_bench,
 )
 from glyphoxa_mcp.bench.timing import Summary, measure, summarise
-from glyphoxa_mcp.bench.workload import VARIANTS, Workload, build_workload
+from glyphoxa_mcp.bench.workload import VARIANTS, build_workload
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.errors import BenchError
-from glyphoxa_mcp.mcp_text import text_of
 from glyphoxa_mcp.storage.access_tokens import AccessTokens
 
-# How often the clients' event loop is asked to wake, to see how late it does.
-LAG_PROBE_S = 0.05
 # Bearer tokens are made for the deepest tier, so each client may call the tier it is given.
 TOKEN_TIER = Tier.DEEP
-# A request with no answer by then fails (an exception) instead of hanging its client.
-READ_TIMEOUT_S = 30
-# Before a broken session is opened again.
-RECONNECT_PAUSE_S = 0.1
-# Clients making their first calls at once, before the clock starts: all of them together
-# would only pile cold calls past their deadline.
-WARMING_AT_ONCE = 4
 YARDSTICK_SAMPLES = 200
-RETRY_AFTER = re.compile(r"Retry after (\d+) ms")
 TOKEN_LABEL = "bench load"
-
-
-def endpoint_path(npc_id: str | None, tier: Tier = Tier.STANDARD) -> str:
-    viewer = "dm" if npc_id is None else f"npc/{npc_id}"
-    return f"/c/{CAMPAIGN_ID}/{viewer}/{tier.value.lower()}/mcp"
-
-
-def retry_after_s(message: str) -> float:
-    """The wait a busy answer asks for ("Retry after N ms."); 0 for any other answer."""
-    asked = RETRY_AFTER.search(message)
-    return int(asked.group(1)) / 1000 if asked else 0.0
 
 
 def tier_of(client: int, tiers: tuple[Tier, ...]) -> Tier:
     return tiers[client % len(tiers)]
-
-
-def _describe(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}".strip().rstrip(":")
-
-
-def _arguments(workload: Workload) -> dict[str, tuple[dict[str, Any], ...]]:
-    return {
-        QUERY_ENTITIES: workload.query_entities,
-        SESSION_SUMMARY: workload.session_summary,
-        SEARCH_FACTS: workload.search_facts,
-        SEARCH_SESSIONS: workload.search_sessions,
-    }
-
-
-@dataclass
-class Swarm:
-    """The clients of one run and what they recorded."""
-
-    base: str
-    tokens: dict[str | None, str]
-    clients: int
-    ready: anyio.Event = field(default_factory=anyio.Event)
-    start: anyio.Event = field(default_factory=anyio.Event)
-    warming: anyio.CapacityLimiter = field(
-        default_factory=lambda: anyio.CapacityLimiter(WARMING_AT_ONCE)
-    )
-    warmed: int = 0
-    end: float = 0.0
-    records: list[CallRecord] = field(default_factory=list)
-    reconnects: int = 0
-
-    def time_is_up(self) -> bool:
-        return self.start.is_set() and time.monotonic() >= self.end
-
-    @contextlib.asynccontextmanager
-    async def session(self, npc_id: str | None, tier: Tier) -> AsyncIterator[Client]:
-        headers = {"Authorization": f"Bearer {self.tokens[npc_id]}"}
-        http = HttpClient(headers=headers, timeout=READ_TIMEOUT_S)
-        url = self.base + endpoint_path(npc_id, tier)
-        async with (
-            http,
-            Client(
-                streamable_http_client(url, http_client=http),
-                read_timeout_seconds=READ_TIMEOUT_S,
-            ) as client,
-        ):
-            yield client
-
-    async def calls(
-        self,
-        client: Client,
-        rng: random.Random,
-        arguments: dict[str, Any],
-        used: dict[str, int],
-        tier: Tier,
-    ) -> bool:
-        """Calls back to back until the time is up (False), or until one fails without an
-        answer in a way that may have broken the session (True)."""
-        while not self.time_is_up():
-            tool = next_tool(rng) if len(arguments) > 1 else next(iter(arguments))
-            asked = arguments[tool][used[tool] % len(arguments[tool])]
-            used[tool] += 1
-            began = time.perf_counter_ns()
-            try:
-                result = await client.call_tool(tool, asked)
-            except MCPError as exc:  # an error answer: the session goes on
-                self._record(tool, tier, began, EXCEPTION, _describe(exc))
-                continue
-            except Exception as exc:
-                self._record(tool, tier, began, EXCEPTION, _describe(exc))
-                return True
-            if result.is_error:
-                told = text_of(result.content)
-                self._record(tool, tier, began, ERROR, told)
-                # As a client should: a busy server's "retry after N ms" is waited out.
-                await anyio.sleep(retry_after_s(told))
-            else:
-                self._record(tool, tier, began, OK)
-        return False
-
-    def _record(
-        self, tool: str, tier: Tier, began_ns: int, outcome: Outcome, message: str | None = None
-    ) -> None:
-        duration_ms = (time.perf_counter_ns() - began_ns) / 1e6
-        self.records.append(CallRecord(tool, duration_ms, outcome, message, tier.value))
-
-    async def client(self, number: int, npc_id: str | None, workload: Workload, tier: Tier) -> None:
-        """One client: its session, a call of every tool its tier offers, the signal that it
-        is ready, and its calls once the clock starts; a session that breaks is opened again."""
-        rng = random.Random(f"load:{number}")
-        offered = {tool.value for tool in tier_policy(tier).tools}
-        arguments = {t: a for t, a in _arguments(workload).items() if t in offered}
-        used = dict.fromkeys(TOOL_MIX, 0)
-        warmed = False
-        while True:
-            broke = False
-            began = time.perf_counter_ns()
-            try:
-                async with self.session(npc_id, tier) as client:
-                    if not warmed:
-                        async with self.warming:
-                            for tool, rotation in arguments.items():
-                                # An error answer is fine here (a cold server may pass a
-                                # deadline); a client that cannot call at all stops the run.
-                                await client.call_tool(tool, rotation[0])
-                        warmed = True
-                        self.warmed += 1
-                        if self.warmed == self.clients:
-                            self.ready.set()
-                        await self.start.wait()
-                    broke = await self.calls(client, rng, arguments, used, tier)
-            except Exception as exc:
-                if not warmed:
-                    raise BenchError(
-                        f"Client {number} ({endpoint_path(npc_id, tier)}) could not start: "
-                        f"{_describe(exc)}"
-                    ) from exc
-                if not broke:
-                    self._record(CONNECT, tier, began, EXCEPTION, _describe(exc))
-                    broke = True
-            if not broke or self.time_is_up():
-                return
-            self.reconnects += 1
-            await anyio.sleep(RECONNECT_PAUSE_S)
 
 
 async def _yardstick(context: BenchContext) -> list[Measurement]:
@@ -276,16 +114,6 @@ class _Driven:
     cpu_ms: dict[str, float | None]
 
 
-async def _probe_loop(until: float, lags_ms: list[float]) -> None:
-    """How late this process's event loop runs a timer, every LAG_PROBE_S until `until`: the
-    clients' latencies include it, so a late answer may be the clients' as much as the
-    server's."""
-    while time.monotonic() < until:
-        asked = time.perf_counter()
-        await anyio.sleep(LAG_PROBE_S)
-        lags_ms.append(max((time.perf_counter() - asked - LAG_PROBE_S) * 1000, 0.0))
-
-
 async def _drive(
     app: App,
     dataset: Dataset,
@@ -305,35 +133,58 @@ async def _drive(
     }
     try:
         async with serving(app.db.location.dsn, settings.host) as served:
-            say(f"serving at {served.base}; {settings.clients} clients opening their sessions")
-            # This process runs the clients (and nothing else while the clock runs); `serve`
-            # is read with any process it starts.
-            cpu = CpuMeter(CLIENTS, {SERVE: process_tree(served.pid), POSTGRES: postgres})
-            swarm = Swarm(
-                served.base,
-                {npc_id: token.token for npc_id, (_, token) in made.items()},
-                len(viewers),
+            plans = _plans(dataset, settings, viewers, made, served.base)
+            say(
+                f"serving at {served.base}; {settings.clients} clients in "
+                f"{len(plans)} processes opening their sessions"
             )
-            workloads = [build_workload(dataset, npc, seed=n) for n, npc in enumerate(viewers)]
-            async with anyio.create_task_group() as clients:
-                for number, npc_id in enumerate(viewers):
-                    tier = tier_of(number, settings.tiers)
-                    clients.start_soon(swarm.client, number, npc_id, workloads[number], tier)
-                await swarm.ready.wait()
+            with ClientProcesses(plans).started() as clients:
+                # The clients' processes with this one (which only waits while the clock
+                # runs); `serve` is read with any process it starts.
+                cpu = CpuMeter(
+                    CLIENTS,
+                    {SERVE: process_tree(served.pid), POSTGRES: postgres},
+                    own_counter=clients.cpu_s,
+                )
+                await clients.ready()
                 say(f"all clients ready; calling for {settings.seconds} s")
-                swarm.end = time.monotonic() + settings.seconds
                 opening = cpu.opening()
                 began = time.perf_counter()
-                swarm.start.set()
-                lags_ms: list[float] = []
-                clients.start_soon(_probe_loop, swarm.end, lags_ms)
-            elapsed_s = time.perf_counter() - began
-            cpu_ms = spent_ms(opening, cpu.closing())
+                clients.start(time.monotonic() + settings.seconds)
+                results = await clients.results()
+                elapsed_s = time.perf_counter() - began
+                cpu_ms = spent_ms(opening, cpu.closing())
     finally:
         for grant, _ in made.values():
             await tokens.revoke(grant.id)
+    records = [record for result in results for record in result.records]
+    lags_ms = [lag for result in results for lag in result.lags_ms]
+    reconnects = sum(result.reconnects for result in results)
     lag = summarise(lags_ms) if lags_ms else None
-    return _Driven(swarm.records, elapsed_s, swarm.reconnects, served.log, lag, cpu_ms)
+    return _Driven(records, elapsed_s, reconnects, served.log, lag, cpu_ms)
+
+
+def _plans(
+    dataset: Dataset,
+    settings: LoadSettings,
+    viewers: list[str | None],
+    made: dict[str | None, tuple[Grant, NewToken]],
+    base: str,
+) -> list[GroupPlan]:
+    """Each client process's clients: every viewer's workload, tier and token."""
+    planned = [
+        PlannedClient(
+            number,
+            npc_id,
+            tier_of(number, settings.tiers),
+            build_workload(dataset, npc_id, seed=number),
+        )
+        for number, npc_id in enumerate(viewers)
+    ]
+    groups = groups_of(planned, settings.processes)
+    tokens = {npc_id: token.token for npc_id, (_, token) in made.items()}
+    warming = max(1, WARMING_AT_ONCE // len(groups))
+    return [GroupPlan(base, CAMPAIGN_ID, tokens, group, warming) for group in groups]
 
 
 async def run_load(settings: LoadSettings, say: Say) -> LoadReport:
@@ -375,6 +226,7 @@ async def _run(settings: LoadSettings, say: Say) -> LoadReport:
         database=database,
         dataset=prepared.dataset_report,
         clients=settings.clients,
+        client_processes=settings.processes,
         seconds=settings.seconds,
         elapsed_s=round(driven.elapsed_s, 3),
         viewers=["dm" if v is None else f"npc:{v}" for v in viewers],

@@ -142,14 +142,21 @@ def _add_database_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _register_load(modes: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from glyphoxa_mcp.bench.load import LOOPBACK, MAX_CLIENTS, MAX_SECONDS
+    from glyphoxa_mcp.bench.load import (
+        CLIENTS_PER_PROCESS,
+        LOOPBACK,
+        MAX_CLIENT_PROCESSES,
+        MAX_CLIENTS,
+        MAX_SECONDS,
+    )
 
     load = modes.add_parser(
         "load",
         help="many MCP clients at once over streamable HTTP, on loopback",
         description="Serves the synthetic campaign over HTTP as `serve --transport http` does "
         "(bearer tokens, the STANDARD tier's deadline) on a free loopback port in a process of "
-        "its own, and has --clients MCP clients in this process, spread over the DM and a "
+        "its own, and has --clients MCP clients in processes of their own, spread over the DM "
+        "and a "
         "table's NPCs, call the four tools back to back for --seconds. Prints calls, calls/s, "
         "errors and client-observed p50/p95/p99 per tool against the deadline, the CPU per "
         "answered call of `serve`, PostgreSQL and the clients, and the bench's yardstick rows.",
@@ -176,6 +183,14 @@ def _register_load(modes: argparse._SubParsersAction[argparse.ArgumentParser]) -
         env="GLYPHOXA_BENCH_TIERS",
         help="the clients' tiers in turn, comma-separated, e.g. FAST,STANDARD,DEEP (a FAST "
         "client calls query_entities only)",
+    )
+    runs.add_argument(
+        "--client-processes",
+        type=int,
+        metavar="N",
+        help=f"processes the clients are dealt over, 1 to {MAX_CLIENT_PROCESSES} (default: "
+        f"one per {CLIENTS_PER_PROCESS} clients; a client's own event loop is part of every "
+        "latency it records)",
     )
     runs.add_argument(
         "--host", default=LOOPBACK, help=f"loopback address to serve on (default: {LOOPBACK})"
@@ -359,6 +374,7 @@ def load_settings_of(args: argparse.Namespace) -> LoadSettings:
             spec=spec,
             tiers=tuple(Tier(t.strip().upper()) for t in str(args.tiers).split(",")),
             clients=args.clients,
+            client_processes=args.client_processes,
             seconds=args.seconds,
             host=args.host,
             dsn=dsn,
@@ -413,7 +429,8 @@ async def run_load_command(args: argparse.Namespace) -> int:
         "CPU in ms per call answered without error (error answers, busy refusals and failed\n"
         "calls are charged to the answered ones), from the operating system's counters at the\n"
         "start and the end of the run: `serve`, PostgreSQL (every process of the server) and\n"
-        "this process (the clients).\n"
+        f"the clients ({counted(report.client_processes, 'process', 'processes')} of theirs, "
+        "and this one, which waits).\n"
     )
     print_table(LOAD_HEADERS, load_rows(report.tools, cpu_per_call_cell(report)))
     if report.cpu_ms:

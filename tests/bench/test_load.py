@@ -154,6 +154,8 @@ def test_tools_are_drawn_in_the_mix_s_proportions() -> None:
         ({"seconds": 601}, "seconds"),
         ({"host": "0.0.0.0"}, "host"),
         ({"host": "memory.example"}, "host"),
+        ({"client_processes": 0}, "client_processes"),
+        ({"client_processes": 33}, "client_processes"),
     ],
 )
 def test_settings_are_bounded_and_loopback_only(setting: dict[str, object], flag: str) -> None:
@@ -166,6 +168,14 @@ def test_the_bounds_themselves_and_every_loopback_name_are_accepted() -> None:
     for host in ("127.0.0.1", "::1", "localhost"):
         assert LoadSettings(clients=256, seconds=600, host=host).host == host
     assert LoadSettings(clients=1, seconds=1).clients == 1
+
+
+def test_clients_get_a_process_per_sixteen_unless_told_and_never_more_than_clients() -> None:
+    assert LoadSettings(clients=64).processes == 4
+    assert LoadSettings(clients=65).processes == 5
+    assert LoadSettings(clients=3).processes == 1
+    assert LoadSettings(clients=64, client_processes=1).processes == 1
+    assert LoadSettings(clients=3, client_processes=8).processes == 3
 
 
 def _latency(p50: float) -> Summary:

@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
 from glyphoxa_mcp.bench.load import ERROR, EXCEPTION, OK, TOOL_MIX
-from glyphoxa_mcp.bench.load_run import Swarm
+from glyphoxa_mcp.bench.load_clients import Swarm
 from glyphoxa_mcp.domain.tiers import Tier
 
 QUERY, FACTS, SESSIONS, SUMMARY = list(TOOL_MIX)
