@@ -16,6 +16,9 @@ after which it would, and so is a call of a faster tier that would push a queued
 latest start (a queued call was promised its place). The rest of the deadline absorbs a wait
 that runs longer than foreseen: only a call that can no longer finish before the answer's way
 back (`RETURN_SHARE`) is refused after waiting, before it starts work it could not finish.
+Only admitted calls measure, so an estimate that has refused calls for `STALE_AFTER_S` lets
+one call of its kind wait if it fits on the estimate's mean, and takes what it measures: a
+tool is never refused for good on a measure taken in a slow spell.
 The places themselves follow the server's own processor: while the event loop runs its
 timers late (every answer and every refusal waits for it), a place is taken away, and given
 back once the loop keeps time with calls waiting. (no database, no MCP)
@@ -73,6 +76,13 @@ LAG_TARGET_S = 0.010
 LAG_PROBE_S = 0.05
 LAG_GAIN = 0.25
 PLACES_SETTLE_S = 0.5
+# An estimate that has refused calls for this long without being measured again may be out
+# of date: refusals alone never correct one that a slow spell (a pause of the whole process,
+# a cold cache) left too high, and its tool would be refused for good while the others are
+# served. So then one call of its kind at a time is let wait if it can finish in time on the
+# estimate's mean, and what that call measures replaces the estimate (as a first measure
+# would).
+STALE_AFTER_S = 1.0
 # Bounds of the retry hint.
 RETRY_MIN_MS = 10
 RETRY_MAX_MS = 10_000
@@ -84,10 +94,28 @@ class ServiceTime:
 
     mean: float
     deviation: float
+    # Since when it has refused calls without a measure (the admission's clock).
+    refusing_since: float | None = None
+    # A call let in to measure it again (STALE_AFTER_S) is waiting or running.
+    probing: bool = False
 
-    def add(self, sample: float) -> None:
-        self.deviation += DEVIATION_GAIN * (abs(sample - self.mean) - self.deviation)
-        self.mean += MEAN_GAIN * (sample - self.mean)
+    def add(self, sample: float, *, probe: bool = False) -> None:
+        if probe:
+            # TCP's first measure of a round trip: the old estimate is not worth averaging.
+            self.mean, self.deviation = sample, sample / 2
+        else:
+            self.deviation += DEVIATION_GAIN * (abs(sample - self.mean) - self.deviation)
+            self.mean += MEAN_GAIN * (sample - self.mean)
+        self.refusing_since = None
+
+    def refused(self, now: float) -> None:
+        if self.refusing_since is None:
+            self.refusing_since = now
+
+    def may_probe(self, now: float) -> bool:
+        """Whether a call may be let in to measure this estimate again."""
+        since = self.refusing_since
+        return not self.probing and since is not None and now - since >= STALE_AFTER_S
 
     @property
     def upper(self) -> float:
@@ -231,14 +259,33 @@ class Admission:
         self._arrives(tier, own.mean, now)
         wait = self.expected_wait_s(ticket, now)
         retry_s = self._refusal_s(ticket, own, wait, now)
-        if retry_s is not None:
+        probe = retry_s is not None and self._probes(ticket, own, wait, now)
+        if retry_s is not None and not probe:
+            own.refused(now)
             self._refuse(tier, at_once=True)
             raise MemoryBusyError(_retry_ms(retry_s))
+        own.probing = own.probing or probe
+        try:
+            async with self._place(ticket, own, wait, now, probe=probe):
+                yield ticket
+        finally:
+            if probe:
+                own.probing = False
+
+    @contextlib.asynccontextmanager
+    async def _place(
+        self, ticket: Ticket, own: ServiceTime, wait: float, now: float, *, probe: bool
+    ) -> AsyncIterator[None]:
+        """The place of an admitted call: at once, or once the calls ahead leave it one. A
+        probe's latest start is taken from the estimate's mean, the rest of it being what
+        the probe is to measure again."""
+        tier, deadline_s = ticket.tier, ticket.deadline_s
         finish_by = deadline_s * (1.0 - RETURN_SHARE)
         if wait == 0:
             self._start(ticket, now)
         else:
-            ticket.latest_start = ticket.arrived + finish_by - own.upper
+            service = own.mean if probe else own.upper
+            ticket.latest_start = ticket.arrived + finish_by - service
             self.waiting.append(ticket)
             try:
                 with anyio.move_on_after(ticket.latest_start - now):
@@ -248,19 +295,20 @@ class Admission:
                 raise
             if ticket.started is None:
                 self._abandon(ticket)
-                self._refuse(tier, at_once=False)
                 ended = self.clock()
+                own.refused(ended)
+                self._refuse(tier, at_once=False)
                 raise MemoryBusyError(
                     _retry_ms(self.expected_wait_s(ticket, ended)),
                     waited_ms=round((ended - now) * 1000),
                 )
         try:
-            yield ticket
+            yield
         finally:
             end = self.clock()
             self.running.remove(ticket)
             assert ticket.started is not None
-            own.add(end - ticket.started)
+            own.add(end - ticket.started, probe=probe)
             self._hand_on()
 
     def refused_on_arrival(
@@ -272,9 +320,11 @@ class Admission:
         now = self.clock()
         own = self.service(tool, tier, deadline_s)
         ticket = Ticket((tool, tier), tier, now - waited_s, deadline_s, next(self._order))
-        retry_s = self._refusal_s(ticket, own, self.expected_wait_s(ticket, now), now)
-        if retry_s is None:
+        wait = self.expected_wait_s(ticket, now)
+        retry_s = self._refusal_s(ticket, own, wait, now)
+        if retry_s is None or self._probes(ticket, own, wait, now):
             return None
+        own.refused(now)
         self._refuse(tier, at_once=True)
         return _retry_ms(retry_s)
 
@@ -295,6 +345,12 @@ class Admission:
         if self._breaks_a_promise(ticket, own.mean, now):
             return wait + own.mean
         return None
+
+    def _probes(self, ticket: Ticket, own: ServiceTime, wait: float, now: float) -> bool:
+        """Whether a call its estimate would refuse is let in to measure it again: the
+        estimate is out of date (STALE_AFTER_S) and the call can finish in time on its mean."""
+        finish_by = ticket.deadline_s * (1.0 - RETURN_SHARE)
+        return own.may_probe(now) and (now - ticket.arrived) + wait + own.mean <= finish_by
 
     def _breaks_a_promise(self, ticket: Ticket, service_s: float, now: float) -> bool:
         """Whether `ticket`, served before calls already queued (a faster tier), would push

@@ -8,7 +8,7 @@ import pytest
 
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.errors import MemoryBusyError
-from glyphoxa_mcp.server.admission import Admission
+from glyphoxa_mcp.server.admission import STALE_AFTER_S, Admission, ServiceTime
 
 
 class Clock:
@@ -328,3 +328,55 @@ async def test_a_call_whose_place_comes_too_late_is_refused_saying_how_long_it_w
     [exc] = refused
     assert exc.waited_ms == 800
     assert refusals == [(Tier.STANDARD, False)]
+
+
+async def test_an_estimate_left_too_high_is_measured_again_by_one_call_after_refusing_a_while() -> (
+    None
+):
+    clock = Clock()
+    admission, refusals = counted(clock)
+    await measured(admission, clock, "other", Tier.STANDARD, 1.0, 0.3)
+    # A slow spell left the query's estimate far above what it takes now (50 ms).
+    admission.times[("query", Tier.STANDARD)] = ServiceTime(mean=0.4, deviation=0.15)
+
+    def refused_now() -> bool:
+        return admission.refused_on_arrival("query", Tier.STANDARD, 1.0) is not None
+
+    release_other = anyio.Event()
+    served: list[str] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def other() -> None:
+            async with admission.admitted("other", Tier.STANDARD, 1.0):
+                await release_other.wait()
+
+        async def query(name: str) -> None:
+            async with admission.admitted("query", Tier.STANDARD, 1.0):
+                served.append(name)
+                clock.now += 0.05
+
+        tasks.start_soon(other)
+        await until(lambda: len(admission.running) == 1)
+        # Its upper bound (0.7 s) behind the running call cannot fit: refused, at the door
+        # and at the gate, as long as the estimate has not refused for STALE_AFTER_S.
+        assert refused_now()
+        with pytest.raises(MemoryBusyError):
+            await query("refused")
+        clock.now += STALE_AFTER_S - 0.01
+        assert refused_now()
+        clock.now += 0.01
+        # Now one call may measure it again: it fits on the estimate's mean, and waits.
+        assert not refused_now()
+        tasks.start_soon(query, "probe")
+        await until(lambda: len(admission.waiting) == 1)
+        # One at a time: another call of the kind is refused while the probe is out.
+        assert refused_now()
+        with pytest.raises(MemoryBusyError):
+            await query("second")
+        release_other.set()
+    assert served == ["probe"]
+    # What the probe measured replaced the estimate: the query fits again.
+    estimate = admission.times[("query", Tier.STANDARD)]
+    assert estimate.mean == pytest.approx(0.05) and estimate.refusing_since is None
+    assert admission.refused_on_arrival("query", Tier.STANDARD, 1.0) is None
+    assert all(tier is Tier.STANDARD for tier, _ in refusals)
