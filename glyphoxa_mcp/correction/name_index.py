@@ -98,9 +98,12 @@ def phonetic_codes(key: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=SIMILARITY_CACHE_SIZE)
-def _deletions(code: str, max_edits: int) -> tuple[frozenset[str], frozenset[str]]:
+def _deletions(code: str, max_edits: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The code with at most one letter dropped, and with two dropped (never below three
-    letters, and only as far as max_edits allows)."""
+    letters, and only as far as max_edits allows), each variant once. Tuples of strings,
+    which the cyclic collector stops tracking after its first pass: as sets, a full cache
+    was a million references it walked at every full pass, pausing the whole server for
+    up to a third of a second."""
     n = len(code)
     near = {code}
     if max_edits >= 1 and n > 3:
@@ -110,7 +113,7 @@ def _deletions(code: str, max_edits: int) -> tuple[frozenset[str], frozenset[str
         far.update(
             code[:i] + code[i + 1 : j] + code[j + 1 :] for i in range(n) for j in range(i + 1, n)
         )
-    return frozenset(near), frozenset(far - near)
+    return tuple(near), tuple(far - near)
 
 
 def similarity(key: str, codes: tuple[str, ...], name: PreparedName) -> float:
@@ -400,7 +403,7 @@ class NameIndex:
         for code in phonetic_codes(key):
             near, far = _deletions(code, edits)
             for layer in self._layers:
-                if not near.isdisjoint(layer.variants) or not far.isdisjoint(layer.near):
+                if not layer.variants.isdisjoint(near) or not layer.near.keys().isdisjoint(far):
                     return True
         return False
 
@@ -428,19 +431,26 @@ class NameIndex:
     ) -> tuple[tuple[PreparedName, float], ...]:
         """Names that sound like the letters at least this much, best first, with the score;
         `words` is how many words the letters were heard as."""
-        return self._similar(key, floor, words > 1)
+        layers = self._layers
+        return tuple(
+            (layers[layer].names[position], score)
+            for layer, position, score in self._similar(key, floor, words > 1)
+        )
 
     def _similar_uncached(
         self, key: str, floor: float, several_words: bool
-    ) -> tuple[tuple[PreparedName, float], ...]:
+    ) -> tuple[tuple[int, int, float], ...]:
+        """What `similar` finds, as (layer, position, score): numbers only, which the cyclic
+        collector stops tracking after its first pass. A server keeps tens of thousands of
+        these answers, and as pairs of names every full collection walked them all."""
         codes = phonetic_codes(key)
         if min(map(len, codes), default=0) > self._longest_code + self.max_code_edits:
             return ()
         # One word heard is a name's letters give or take a syllable; only words heard
         # apart ("bran knock") add sounds of their own, and may drop two code letters.
         edits = self.max_code_edits if several_words else min(self.max_code_edits, 1)
-        found: list[tuple[_Layer, int, float]] = []
-        for layer in self._layers:
+        found: list[tuple[int, int, float]] = []
+        for number, layer in enumerate(self._layers):
             positions = _nearby(layer, codes, edits)
             if not layer.number:
                 positions -= self._dropped
@@ -454,10 +464,10 @@ class NameIndex:
                 by_sound = np.maximum(by_sound, alternates)
             scores = (scores + by_sound) / 2
             kept = np.flatnonzero(scores >= floor)
-            found += [(layer, int(at[i]), float(scores[i])) for i in kept]
+            found += [(number, int(at[i]), float(scores[i])) for i in kept]
         # Equally good names are ranked the same way in every index (see the class).
-        found.sort(key=lambda hit: (-hit[2], hit[0].order(hit[1])))
-        return tuple((layer.names[position], score) for layer, position, score in found)
+        found.sort(key=lambda hit: (-hit[2], self._layers[hit[0]].order(hit[1])))
+        return tuple(found)
 
 
 def _nearby(layer: _Layer, codes: tuple[str, ...], edits: int) -> set[int]:

@@ -186,8 +186,10 @@ EMPTY_FORMS = HiddenForms({}, 0)
 # What each corrector corrects a text to (the entities), shared by every redactor that uses
 # it: after a secret changes, every viewer's redactor is new but the corrector is the same,
 # and correcting the hundreds of lines a hot context reads again would take most of a FAST
-# call's time (issue 17).
-_CORRECTED: WeakKeyDictionary[PhoneticCorrector, dict[str, frozenset[str | None]]] = (
+# call's time (issue 17). Each answer is a tuple of strings, which the cyclic collector stops
+# tracking after its first pass (a set it would walk at every full pass, through thousands
+# of entries: pauses of a whole server that grew with its memory).
+_CORRECTED: WeakKeyDictionary[PhoneticCorrector, dict[str, tuple[str | None, ...]]] = (
     WeakKeyDictionary()
 )
 
@@ -208,18 +210,18 @@ def _remembered(known: dict[K, V], key: K, work: Callable[[], V]) -> V:
     return answer
 
 
-def corrected_ids(corrector: PhoneticCorrector, text: str) -> frozenset[str | None]:
-    """The entities `corrector` would put names of into `text`."""
+def corrected_ids(corrector: PhoneticCorrector, text: str) -> tuple[str | None, ...]:
+    """The entities `corrector` would put names of into `text`, each once."""
     known = _CORRECTED.get(corrector)
     if known is None:
         known = _CORRECTED[corrector] = {}
 
-    def correct() -> frozenset[str | None]:
+    def correct() -> tuple[str | None, ...]:
         parent = corrects_like(corrector, text)
         before = None if parent is None else _CORRECTED.get(parent, {}).get(text)
         if before is not None:
             return before
-        return frozenset(c.entity_id for c in corrector.correct(text).corrections)
+        return tuple(dict.fromkeys(c.entity_id for c in corrector.correct(text).corrections))
 
     return _remembered(known, text, correct)
 

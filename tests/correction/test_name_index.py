@@ -1,3 +1,5 @@
+import gc
+
 from glyphoxa_mcp.correction import name_index
 from glyphoxa_mcp.correction.name_index import KnownName, NameIndex, phonetic_codes
 
@@ -69,3 +71,21 @@ def test_a_patch_on_a_rebuilt_index_keeps_a_persons_shorter_forms_as_forms(monke
         (n.name.text, n.full) for n in fresh.names
     ]
     assert ("Grail", "Captain Tobiah Grail") in [(n.name.text, n.full) for n in index.names]
+
+
+def test_what_lookups_leave_in_the_caches_drops_out_of_the_cyclic_collectors_sight():
+    """A server keeps tens of thousands of these: held in sets, every full collection walked
+    them all (pauses of a third of a second under load); tuples of strings it stops tracking."""
+    index = NameIndex([KnownName("Brannoch", "brannoch"), KnownName("Velloway", "velloway")])
+    # One word heard: codes one letter apart, as `_deletions(code, 1)` below.
+    assert index.similar("branok", words=1) and index.may_name("velowey", words=1)
+    gc.collect()
+    gc.collect()  # a tuple is let go once what it holds is
+    for key in ("branok", "velowey"):
+        for code in phonetic_codes(key):
+            kept = name_index._deletions(code, 1)
+            assert kept[0] and not any(map(gc.is_tracked, (kept, *kept)))
+    # What `similar` remembers names its names by number, and still answers with the names.
+    remembered = index._similar("branok", 0.0, False)
+    assert remembered and not any(map(gc.is_tracked, (remembered, *remembered)))
+    assert [n.name.text for n, _ in index.similar("branok", words=1)] == ["Brannoch"]

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from glyphoxa_mcp.correction.name_index import KnownName
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor, inflections
+from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor, corrected_ids, inflections
 from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
 
 
@@ -82,3 +84,14 @@ def test_a_misspelling_is_hidden_when_correction_would_put_back_the_hidden_name(
     assert not redactor.mentions_hidden("The salt caves flood at high tide.")
     # Without the corrector only the spelled forms are found.
     assert not Redactor.hiding(["Salt Knives"]).mentions_hidden("The Sault Knives pay.")
+
+
+def test_what_a_corrector_made_of_a_line_is_kept_out_of_the_cyclic_collectors_sight() -> None:
+    """Thousands of lines' corrections stay remembered in a server: as sets, every full
+    collection walked them all; a tuple of strings it stops tracking."""
+    campaign = PhoneticCorrector([KnownName("Salt Knives", "salt-knives")])
+    line = "The Sault Knives pay the watch."
+    assert corrected_ids(campaign, line) == ("salt-knives",)
+    gc.collect()
+    assert corrected_ids(campaign, line) == ("salt-knives",)
+    assert not gc.is_tracked(corrected_ids(campaign, line))
