@@ -265,6 +265,9 @@ def test_errors_are_counted_by_kind_and_a_busy_refusal_within_50_ms_is_in_time()
     assert not row.meets
     fine = tool_load(FACTS, [ok(FACTS, 10.0), CallRecord(FACTS, 3.0, ERROR, busy)], 1.0, 1000)
     assert fine.meets
+    # One refusal that took longer than 50 ms to reach its client misses the target.
+    late = tool_load(FACTS, [ok(FACTS, 10.0), CallRecord(FACTS, 51.0, ERROR, busy)], 1.0, 1000)
+    assert not late.meets
 
 
 def test_each_tier_is_held_to_its_own_deadline() -> None:
