@@ -6,7 +6,13 @@ import pytest
 
 from glyphoxa_mcp.correction.name_index import KnownName
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor, corrected_ids, inflections
+from glyphoxa_mcp.recall.redaction import (
+    SHOW_EVERYTHING,
+    Redactor,
+    corrected_ids,
+    inflections,
+    remembered,
+)
 from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
 
 
@@ -95,3 +101,18 @@ def test_what_a_corrector_made_of_a_line_is_kept_out_of_the_cyclic_collectors_si
     gc.collect()
     assert corrected_ids(campaign, line) == ("salt-knives",)
     assert not gc.is_tracked(corrected_ids(campaign, line))
+
+
+def test_a_full_memory_of_answers_lets_the_oldest_go_not_all_of_them() -> None:
+    worked: list[str] = []
+
+    def answer(text: str) -> bool:
+        worked.append(text)
+        return len(text) > 3
+
+    known: dict[str, bool] = {}
+    for text in ("ash", "salt", "knives", "salt", "ash"):
+        remembered(known, text, lambda text=text: answer(text), keep=2)
+    # "ash" was let go to make room for "knives"; "salt" stayed and was not worked out again.
+    assert worked == ["ash", "salt", "knives", "ash"]
+    assert list(known) == ["knives", "ash"]
