@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from glyphoxa_mcp.concurrency import concurrently
+from glyphoxa_mcp.concurrency import concurrently, kept_in_slices
 from glyphoxa_mcp.domain.models import Entity, Fact, FactMatch, Provenance, Relationship
 from glyphoxa_mcp.domain.vocabulary import is_bidirectional
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
@@ -146,10 +146,14 @@ class FactSearch:
         )
         # What the viewer may not read is left out before ranking, so that neither the
         # scores nor the order of the rest tell where it stood.
-        by_words = [m for m in by_words if self._readable(m.fact)]
-        by_meaning = [m for m in by_meaning if self._readable(m.fact)]
-        lore_by_words = [m for m in lore_by_words if self._readable_lore(m.passage)]
-        lore_by_meaning = [m for m in lore_by_meaning if self._readable_lore(m.passage)]
+        by_words = await kept_in_slices(by_words, lambda m: self._readable(m.fact))
+        by_meaning = await kept_in_slices(by_meaning, lambda m: self._readable(m.fact))
+        lore_by_words = await kept_in_slices(
+            lore_by_words, lambda m: self._readable_lore(m.passage)
+        )
+        lore_by_meaning = await kept_in_slices(
+            lore_by_meaning, lambda m: self._readable_lore(m.passage)
+        )
         found = {m.fact.id: m.fact for m in (*by_words, *by_meaning)}
         passages = {m.passage.id: m.passage for m in (*lore_by_words, *lore_by_meaning)}
         # Relationships nearest in meaning rank on their own, beside the facts: their short

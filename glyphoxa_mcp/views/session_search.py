@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from glyphoxa_mcp.concurrency import concurrently
+from glyphoxa_mcp.concurrency import concurrently, kept_in_slices
 from glyphoxa_mcp.domain.models import (
     Chunk,
     ChunkMatch,
@@ -189,7 +189,7 @@ class SessionSearch:
         # What the viewer may not read in whole neither ranks nor shows: a passage holding
         # a hidden line is left out, not shown without it, as its place in the ranking
         # would tell that the query's words were said there.
-        readable = self._readable(found.chunks, found.entries, neighbours)
+        readable = await self._readable(found.chunks, found.entries, neighbours)
 
         def kept(ranking: list[Key]) -> list[Key]:
             return [key for key in ranking if key in readable]
@@ -245,7 +245,7 @@ class SessionSearch:
 
         return [key for key, _, _ in fused if spoken_share(speakers(key), named) > 0.5]
 
-    def _readable(
+    async def _readable(
         self,
         chunks: dict[int, Chunk],
         entries: dict[int, Entry],
@@ -271,7 +271,9 @@ class SessionSearch:
                 or (after is not None and redactor.mentions_hidden_across(entry.text, after))
             )
 
-        lines = {i for i, entry in entries.items() if line_readable(entry)}
+        lines = {
+            i for i, entry in await kept_in_slices(entries.items(), lambda e: line_readable(e[1]))
+        }
         readable: set[Key] = {("entry", i) for i in lines}
         for chunk_id, chunk in chunks.items():
             if chunk.dm_only or (chunk.session_id is not None and chunk.session_id in withheld):
