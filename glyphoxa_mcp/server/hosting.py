@@ -242,6 +242,7 @@ def build_http_app(
         # there and never reaches this task group (which would stop every session manager).
         async with anyio.create_task_group() as tasks, db.guard.running(supervisor):
             registry.run_in(tasks, supervisor)
+            gate.run_in(supervisor.task_group(tasks))
             tasks.start_soon(supervisor.beat)
             tasks.start_soon(
                 functools.partial(
