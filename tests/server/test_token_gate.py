@@ -21,15 +21,25 @@ def db(db256: Database) -> Database:
     return db256
 
 
-async def test_a_grant_past_fresh_is_used_while_read_again_and_never_past_recheck(
-    db: Database, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+async def tokens(db: Database) -> AccessTokens:
     await load_demo(db)
-    tokens = AccessTokens(db)
+    return AccessTokens(db)
+
+
+@pytest.fixture
+def now(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The gate's clock, moved by the test."""
+    moment = [1000.0]
+    monkeypatch.setattr(token_gate, "time", SimpleNamespace(monotonic=lambda: moment[0]))
+    return moment
+
+
+async def test_a_grant_past_fresh_is_used_while_read_again_and_never_past_recheck(
+    tokens: AccessTokens, now: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
     grant, token = await tokens.create(Viewer.npc("demo", "ysolde"))
     authorization = f"Bearer {token.token}"
-    now = [1000.0]
-    monkeypatch.setattr(token_gate, "time", SimpleNamespace(monotonic=lambda: now[0]))
     reads: list[str] = []
     answer = anyio.Event()
     read_for_real = TokenGate.tokens_for
@@ -74,13 +84,9 @@ async def test_a_grant_past_fresh_is_used_while_read_again_and_never_past_rechec
 
 
 async def test_without_a_place_to_read_ahead_a_request_reads_a_grant_past_fresh_itself(
-    db: Database, monkeypatch: pytest.MonkeyPatch
+    tokens: AccessTokens, now: list[float]
 ) -> None:
-    await load_demo(db)
-    tokens = AccessTokens(db)
     grant, token = await tokens.create(Viewer.npc("demo", "ysolde"))
-    now = [1000.0]
-    monkeypatch.setattr(token_gate, "time", SimpleNamespace(monotonic=lambda: now[0]))
     gate = TokenGate(tokens)
     assert (await gate.identify(f"Bearer {token.token}")).id == grant.id
     await tokens.revoke(grant.id)
