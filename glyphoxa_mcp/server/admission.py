@@ -348,9 +348,14 @@ class Admission:
 
     def _probes(self, ticket: Ticket, own: ServiceTime, wait: float, now: float) -> bool:
         """Whether a call its estimate would refuse is let in to measure it again: the
-        estimate is out of date (STALE_AFTER_S) and the call can finish in time on its mean."""
+        estimate is out of date (STALE_AFTER_S), the call can finish in time on its mean,
+        and it breaks no queued call's promise (that refusal is not the estimate's)."""
         finish_by = ticket.deadline_s * (1.0 - RETURN_SHARE)
-        return own.may_probe(now) and (now - ticket.arrived) + wait + own.mean <= finish_by
+        return (
+            own.may_probe(now)
+            and (now - ticket.arrived) + wait + own.mean <= finish_by
+            and not self._breaks_a_promise(ticket, own.mean, now)
+        )
 
     def _breaks_a_promise(self, ticket: Ticket, service_s: float, now: float) -> bool:
         """Whether `ticket`, served before calls already queued (a faster tier), would push

@@ -194,16 +194,20 @@ async def test_a_call_that_fast_traffic_would_overtake_is_refused_at_once_not_af
     assert not await standard_behind_one_running(fast_stream=True)
 
 
-async def test_a_queued_call_keeps_its_place_and_a_fast_call_that_would_break_it_is_refused() -> (
-    None
-):
+@pytest.mark.parametrize("stale", [False, True])
+async def test_a_queued_call_keeps_its_place_and_a_fast_call_that_would_break_it_is_refused(
+    stale: bool,
+) -> None:
     """A STANDARD call queued with little time to spare was promised its place: a FAST call
     that would go ahead of it far enough to make it miss its deadline is refused at once,
-    and the queued call is served, not refused after waiting."""
+    and the queued call is served, not refused after waiting. So too when the FAST call's
+    estimate is out of date: a call let in to measure it keeps the promises."""
     clock = Clock()
     admission, refusals = counted(clock)
     await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.25)
     await measured(admission, clock, "query", Tier.FAST, 4.0, 0.5)
+    if stale:
+        admission.times[("query", Tier.FAST)].refused(clock.now - STALE_AFTER_S)
     served: list[str] = []
     release = anyio.Event()
     async with anyio.create_task_group() as tasks:
