@@ -11,9 +11,11 @@ law: the work ahead of it (the rest of the calls running, the calls queued befor
 divided by the places left to its tier (less the share that calls of earlier tiers have
 lately filled, as they will go ahead of it while it waits), plus its own service time, must
 fit within a share of its deadline (`ADMIT_SHARE`), counted from when the call reached the
-server (server/arrival.py). A call that would not fit is refused at once, with the time
-after which it would, and so is a call of a faster tier that would push a queued one past its
-latest start (a queued call was promised its place). The rest of the deadline absorbs a wait
+server (server/arrival.py). A call that would not fit is refused at once, told to retry
+once the calls ahead of it are served (no sooner than it would fit: told only the latter, a
+client comes back to a queue others have filled meanwhile, again and again), and so is a
+call of a faster tier that would push a queued one past its latest start (a queued call was
+promised its place). The rest of the deadline absorbs a wait
 that runs longer than foreseen: only a call that can no longer finish before the answer's way
 back (`RETURN_SHARE`) is refused after waiting, before it starts work it could not finish.
 Only admitted calls measure, so an estimate that has refused calls for `STALE_AFTER_S` lets
@@ -329,8 +331,9 @@ class Admission:
         return _retry_ms(retry_s)
 
     def _refusal_s(self, ticket: Ticket, own: ServiceTime, wait: float, now: float) -> float | None:
-        """After how long a call that cannot be answered in time would be, or None if it
-        can: waiting `wait`, then served in `own` time."""
+        """After how long a call that cannot be answered in time should retry, or None if it
+        can: waiting `wait`, then served in `own` time. A call refused for its wait retries
+        once the work ahead of it is done, not as soon as it would just fit."""
         waited_s = now - ticket.arrived
         finish_by = ticket.deadline_s * (1.0 - RETURN_SHARE)
         if wait == 0:
@@ -341,7 +344,7 @@ class Admission:
         else:
             over = waited_s + wait + own.upper - ticket.deadline_s * ADMIT_SHARE
         if over > 0:
-            return over
+            return max(over, wait)
         if self._breaks_a_promise(ticket, own.mean, now):
             return wait + own.mean
         return None

@@ -384,3 +384,32 @@ async def test_an_estimate_left_too_high_is_measured_again_by_one_call_after_ref
     assert estimate.mean == pytest.approx(0.05) and estimate.refusing_since is None
     assert admission.refused_on_arrival("query", Tier.STANDARD, 1.0) is None
     assert all(tier is Tier.STANDARD for tier, _ in refusals)
+
+
+async def test_a_refusal_says_to_retry_once_the_calls_ahead_of_it_are_served() -> None:
+    """Not when it would just have fitted: by then the calls that came meanwhile fill the
+    queue again, and a client told 10 ms comes back to be refused again and again."""
+    clock = Clock()
+    admission, _ = counted(clock)
+    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.2)
+    hold = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+
+        async def call() -> None:
+            async with admission.admitted("search", Tier.STANDARD, 1.0):
+                await hold.wait()
+
+        tasks.start_soon(call)
+        await until(lambda: len(admission.running) == 1)
+        tasks.start_soon(call)
+        await until(lambda: len(admission.waiting) == 1)
+        # 400 ms of work ahead (the running call and the queued one): it would just have
+        # fitted with a few ms less of it, but is told to come back once all of it is done.
+        with pytest.raises(MemoryBusyError) as refused:
+            async with admission.admitted("search", Tier.STANDARD, 1.0):
+                pytest.fail("admitted past the deadline's share")
+        assert refused.value.retry_after_ms == pytest.approx(400, abs=5)
+        assert admission.refused_on_arrival("search", Tier.STANDARD, 1.0) == pytest.approx(
+            400, abs=5
+        )
+        hold.set()
