@@ -3,6 +3,9 @@ service times, and the order in which waiting calls are served."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import anyio
 import pytest
 
@@ -46,21 +49,35 @@ async def until(condition: object) -> None:
             await anyio.sleep(0.001)
 
 
+@contextlib.asynccontextmanager
+async def held(admission: Admission, calls: int) -> AsyncIterator[None]:
+    """`calls` STANDARD calls of "search" (1 s) holding their places, or waiting for one,
+    until the block ends."""
+    release = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+
+        async def call() -> None:
+            async with admission.admitted("search", Tier.STANDARD, 1.0):
+                await release.wait()
+
+        for started in range(1, calls + 1):
+            tasks.start_soon(call)
+            await until(
+                lambda started=started: len(admission.running + admission.waiting) == started
+            )
+        try:
+            yield
+        finally:
+            release.set()
+
+
 async def test_a_call_the_measured_service_time_says_cannot_finish_in_time_is_refused_at_once() -> (
     None
 ):
     clock = Clock()
     admission, refusals = counted(clock)
     await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.6)
-    hold = anyio.Event()
-    async with anyio.create_task_group() as tasks:
-
-        async def running() -> None:
-            async with admission.admitted("search", Tier.STANDARD, 1.0):
-                await hold.wait()
-
-        tasks.start_soon(running)
-        await until(lambda: len(admission.running) == 1)
+    async with held(admission, 1):
         clock.now += 0.1
         asked_at = clock.now
         with pytest.raises(MemoryBusyError) as refused:
@@ -70,7 +87,6 @@ async def test_a_call_the_measured_service_time_says_cannot_finish_in_time_is_re
         assert refused.value.retry_after_ms > 0
         assert f"Retry after {refused.value.retry_after_ms} ms." in refused.value.message
         assert admission.waiting == []
-        hold.set()
     assert refusals == [(Tier.STANDARD, True)]
 
 
@@ -392,17 +408,8 @@ async def test_a_refusal_says_to_retry_once_the_calls_ahead_of_it_are_served() -
     clock = Clock()
     admission, _ = counted(clock)
     await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.2)
-    hold = anyio.Event()
-    async with anyio.create_task_group() as tasks:
-
-        async def call() -> None:
-            async with admission.admitted("search", Tier.STANDARD, 1.0):
-                await hold.wait()
-
-        tasks.start_soon(call)
-        await until(lambda: len(admission.running) == 1)
-        tasks.start_soon(call)
-        await until(lambda: len(admission.waiting) == 1)
+    async with held(admission, 2):
+        assert (len(admission.running), len(admission.waiting)) == (1, 1)
         # 400 ms of work ahead (the running call and the queued one): it would just have
         # fitted with a few ms less of it, but is told to come back once all of it is done.
         with pytest.raises(MemoryBusyError) as refused:
@@ -412,4 +419,3 @@ async def test_a_refusal_says_to_retry_once_the_calls_ahead_of_it_are_served() -
         assert admission.refused_on_arrival("search", Tier.STANDARD, 1.0) == pytest.approx(
             400, abs=5
         )
-        hold.set()
