@@ -22,6 +22,7 @@ from glyphoxa_mcp.bench.ingestion import SESSION_PREFIX
 from glyphoxa_mcp.bench.timing import Summary, summarise
 from glyphoxa_mcp.db.change_feed import listening
 from glyphoxa_mcp.domain.models import NewEntry, SearchFilters
+from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.pipeline.ingest import ingest_entries
 from glyphoxa_mcp.pipeline.process import process_session
 from glyphoxa_mcp.recording.recorder import Recorder
@@ -62,6 +63,11 @@ async def measure_live_recording(
     await ingest_entries(app.db, CAMPAIGN_ID, SESSION_ID, before)
     await process_session(memory, app.embedder, SESSION_ID)
     start = max(e.spoken_at for e in before) + timedelta(seconds=5)
+    # The NPC is at the scene the lines are spoken in: a line reaches the subscribers of the
+    # NPCs who heard it, and in a witnessed campaign only they hear it.
+    await memory.scenes.record(
+        [Scene(session_id=SESSION_ID, started_at=start, present=(npc_id,), title="live")]
+    )
     subscriptions = HotSubscriptions(memory, npc_id)
     watched = hot_uri(npc_id, SESSION_ID)
     notified = anyio.Event()

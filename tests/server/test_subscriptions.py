@@ -64,7 +64,8 @@ async def test_the_database_reports_transcript_and_graph_changes(
         await village.graph.upsert_fact(NewFact(subject_id="mira", text="Mira laughed."))
         with anyio.fail_after(10):
             await got_two.wait()
-    assert seen[0] == Change(campaign="ashfall", kind="transcript", session="s1")
+    # A witnessed campaign with no scene yet: the lines are heard by Mira, who said them.
+    assert seen[0] == Change(campaign="ashfall", kind="transcript", session="s1", npcs=["mira"])
     assert seen[1].kind == "graph" and seen[1].table == "facts"
 
 
@@ -84,6 +85,7 @@ async def test_handshake_subscribers_hear_about_a_new_transcript_line(
     ):
         with pytest.warns(MCPDeprecationWarning, match="resources/subscribe"):
             await client.subscribe_resource(HOT)
+        await village.scenes.record([scene_at("grimjaw", "mira")])
         await village.log.append("s1", line("Grimjaw, the forge is cold."))
         with anyio.fail_after(10):
             await updated.wait()
@@ -122,8 +124,8 @@ async def test_other_campaigns_changes_are_not_reported(
         await village.log.append("s1", line("here"))
         with anyio.fail_after(10):
             await marker.wait()
-    assert heard and all(uri.startswith("glyphoxa://npc/") for uri in heard)
-    assert len(heard) == len(set(heard)) == 6  # 3 NPCs, plain and ?session=s1; once each
+    # Mira's line, heard by Mira alone: her hot context, plain and ?session=s1, once each.
+    assert heard == ["glyphoxa://npc/mira/hot", "glyphoxa://npc/mira/hot?session=s1"]
 
 
 async def test_the_vocabulary_is_renewed_when_the_graph_changes_not_the_talk(
@@ -141,6 +143,9 @@ async def test_the_vocabulary_is_renewed_when_the_graph_changes_not_the_talk(
     ):
         events = aiter(stream)
         before = await client.read_resource(VOCABULARY_URI)
+        await village.scenes.record([scene_at("grimjaw", "mira")])
+        with anyio.fail_after(10):
+            assert (await anext(events)).uri == HOT  # Grimjaw's scene began
         await village.log.append("s1", line("Nothing new to name."))
         with anyio.fail_after(10):
             talk = await anext(events)
@@ -211,3 +216,30 @@ async def test_only_the_npcs_a_presence_change_names_hear_of_it(
     dm_subscriptions.bus.subscribe(lambda event: heard.append(getattr(event, "uri", "")))
     await dm_subscriptions.on_change(mira_left)
     assert heard == ["glyphoxa://npc/mira/hot", "glyphoxa://npc/mira/hot?session=s1"]
+
+
+async def test_a_new_line_reaches_only_the_subscribers_of_the_npcs_who_heard_it(
+    village: CampaignMemory, db_dsn: str
+) -> None:
+    """Told of every line, an NPC's client would learn when talk went on in a scene it was
+    not in. Vask is in no scene: Grimjaw and Mira's talk does not reach Vask's subscribers."""
+    await village.scenes.record([scene_at("grimjaw", "mira")])
+    seen: list[Change] = []
+
+    async def record(change: Change) -> None:
+        seen.append(change)
+
+    async with listening(db_dsn, record):
+        await village.log.append("s1", line("The forge is cold."))
+        with anyio.fail_after(10):
+            while not seen:
+                await anyio.sleep(0.01)
+    assert seen == [
+        Change(campaign="ashfall", kind="transcript", session="s1", npcs=["grimjaw", "mira"])
+    ]
+    heard: list[str] = []
+    for npc_id in ("vask", "grimjaw"):
+        subscriptions = HotSubscriptions(village, npc_id)
+        subscriptions.bus.subscribe(lambda event: heard.append(getattr(event, "uri", "")))
+        await subscriptions.on_change(seen[0])
+    assert heard == [HOT, f"{HOT}?session=s1"]

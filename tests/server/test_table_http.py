@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from glyphoxa_mcp.cli import main
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import NewEntry, NewSession
+from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.viewer import Viewer
 from glyphoxa_mcp.server.token_gate import RECHECK_S
@@ -252,6 +253,16 @@ async def test_subscriptions_hear_only_their_own_npc(table: Table) -> None:
 
     memory = CampaignMemory(table.db, "demo")
     await memory.sessions.upsert(NewSession(id="live", title="Live"))
+    # Both at the scene, so both hear the DM's line (the demo is witnessed).
+    await memory.scenes.record(
+        [
+            Scene(
+                session_id="live",
+                started_at=datetime(2026, 3, 9, 19, tzinfo=UTC),
+                present=("ysolde", "berrit"),
+            )
+        ]
+    )
     with anyio.fail_after(30):
         async with (
             table.client(
