@@ -243,3 +243,31 @@ async def test_a_new_line_reaches_only_the_subscribers_of_the_npcs_who_heard_it(
         subscriptions.bus.subscribe(lambda event: heard.append(getattr(event, "uri", "")))
         await subscriptions.on_change(seen[0])
     assert heard == [HOT, f"{HOT}?session=s1"]
+
+
+async def test_a_line_the_dm_keeps_back_reaches_the_subscribers_of_those_who_heard_it(
+    village: CampaignMemory, db_dsn: str
+) -> None:
+    """Their hot context no longer holds it: told so (and that a line went away), at once,
+    not at the next line they hear; Vask, who never heard it, is not told."""
+    await village.scenes.record([scene_at("grimjaw", "mira")])
+    said = await village.log.append("s1", line("The cult meets under the mill."))
+    seen: list[Change] = []
+
+    async def record(change: Change) -> None:
+        seen.append(change)
+
+    async with listening(db_dsn, record):
+        await village.log.set_dm_only([said.id], True)
+        with anyio.fail_after(10):
+            while not seen:
+                await anyio.sleep(0.01)
+    assert seen == [
+        Change(
+            campaign="ashfall",
+            kind="transcript",
+            session="s1",
+            removed=True,
+            npcs=["grimjaw", "mira"],
+        )
+    ]
