@@ -9,7 +9,6 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
-from glyphoxa_mcp.db.change_feed import CHANNEL, Change
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.db.write_deadline import WriteProgress
@@ -146,11 +145,25 @@ SELECT id, heard_by FROM session_entries WHERE campaign_id = $1 AND session_id =
 SET_DM_ONLY = f"""
 UPDATE session_entries e SET dm_only = $3
 WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
-RETURNING {ENTRY_COLUMNS}, e.heard_by
+RETURNING {ENTRY_COLUMNS}
 """
-NOTIFY = "SELECT pg_notify($1, $2)"
-# Past this many NPCs a notification names none, and reaches every NPC (as sql/034's do).
-MAX_NAMED_HEARERS = 200
+# Lines kept back ($3) or given back: the NPCs who heard them stop or start reading them,
+# and their subscribers are told as sql/034 tells of a change of hearers.
+NOTIFY_HEARERS = """
+SELECT glyphoxa_notify_hearers(
+    $1, s.session_id,
+    CASE WHEN $3 THEN '{}' ELSE s.hearers END,
+    CASE WHEN $3 THEN s.hearers ELSE '{}' END,
+    s.everyone
+)
+FROM (
+    SELECT e.session_id, glyphoxa_sorted_set(array_agg(h)) AS hearers,
+           bool_or(e.heard_by IS NULL) AS everyone
+    FROM session_entries e LEFT JOIN LATERAL unnest(e.heard_by) h ON true
+    WHERE e.campaign_id = $1 AND e.id = ANY($2::bigint[])
+    GROUP BY e.session_id
+) s
+"""
 # Passages holding the lines: DM-only while any of their lines is.
 RESET_CHUNKS_DM_ONLY = """
 UPDATE chunks c SET dm_only = glyphoxa_chunk_dm_only(c.campaign_id, c.session_id, c.entry_ids)
@@ -379,29 +392,8 @@ class SessionLog:
                 self._all_found(ids, rows)
                 sessions = sorted({row["session_id"] for row in rows})
                 await conn.execute(RESET_CHUNKS_DM_ONLY, self.campaign_id, sessions)
-                for session_id in sessions:
-                    heard = [r["heard_by"] for r in rows if r["session_id"] == session_id]
-                    await conn.execute(
-                        NOTIFY, CHANNEL, self._hearers_told(session_id, heard, dm_only)
-                    )
+                await conn.execute(NOTIFY_HEARERS, self.campaign_id, ids, dm_only)
         return [_entry(row) for row in rows]
-
-    def _hearers_told(
-        self, session_id: str, heard_by: Sequence[Sequence[str] | None], removed: bool
-    ) -> str:
-        """The change notification for lines of a session that the NPCs who heard them
-        stopped (`removed`) or started reading: their subscribers are told, and no others,
-        as sql/037 tells a new line's hearers."""
-        hearers = sorted({npc for heard in heard_by if heard is not None for npc in heard})
-        everyone = any(heard is None for heard in heard_by) or len(hearers) > MAX_NAMED_HEARERS
-        change = Change(
-            campaign=self.campaign_id,
-            kind="transcript",
-            session=session_id,
-            removed=removed,
-            npcs=None if everyone else hearers,
-        )
-        return change.model_dump_json(exclude_none=True)
 
     async def set_hearers(
         self, entry_ids: Sequence[int], npc_ids: Sequence[str] | None
