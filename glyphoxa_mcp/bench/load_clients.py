@@ -89,9 +89,15 @@ def retry_after_s(message: str) -> float:
     return int(asked.group(1)) / 1000 if asked else 0.0
 
 
-def describe(exc: BaseException) -> str:
+def innermost(exc: BaseException) -> BaseException:
+    """The first exception a task group's group holds, however deep; else `exc`."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    return exc
+
+
+def describe(exc: BaseException) -> str:
+    exc = innermost(exc)
     return f"{type(exc).__name__}: {exc}".strip().rstrip(":")
 
 
@@ -269,8 +275,7 @@ def run_group(plan: GroupPlan, parent: Connection) -> None:
 
 def _told(exc: BaseException) -> str:
     """What went wrong, for the parent: a BenchError's own sentence, else the exception."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    exc = innermost(exc)
     return str(exc) if isinstance(exc, BenchError) else describe(exc)
 
 
