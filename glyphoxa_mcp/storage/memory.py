@@ -17,7 +17,19 @@ from glyphoxa_mcp.storage.session_facts import SessionFacts
 from glyphoxa_mcp.storage.session_log import SessionLog
 from glyphoxa_mcp.storage.session_scenes import Scenes
 from glyphoxa_mcp.storage.summary_parts import SummaryParts
-from glyphoxa_mcp.storage.versioned_cache import ENTITY_VERSION, KNOWLEDGE_VERSION, VersionedCache
+from glyphoxa_mcp.storage.versioned_cache import (
+    ENTITY_VERSION,
+    KNOWLEDGE_VERSION,
+    CampaignVersions,
+    VersionedCache,
+    campaign_versions,
+)
+
+# Small values kept while nothing an NPC knows changes, by viewer (an entity as
+# memory.query_entities shows it, the sessions an NPC may not read). An entity shown is
+# about 22 KiB with its 8 relationships (the reference dataset's mean), 70 at 25: at most
+# 11-35 MiB.
+PARTS_KEPT = 512
 
 
 class CampaignMemory:
@@ -42,6 +54,14 @@ class CampaignMemory:
         # What depends on the entities alone, and what also on relationships and facts.
         self.entity_cache = VersionedCache(db, campaign_id, ENTITY_VERSION)
         self.knowledge_cache = VersionedCache(db, campaign_id, KNOWLEDGE_VERSION)
+        # Many small values by the same counter, apart so they do not crowd out the above.
+        self.knowledge_parts = VersionedCache(
+            db, campaign_id, KNOWLEDGE_VERSION, capacity=PARTS_KEPT
+        )
+
+    async def versions(self) -> CampaignVersions:
+        """The counters of the caches above, read together once for a call."""
+        return await campaign_versions(self.db, self.campaign_id)
 
     async def campaign(self) -> Campaign:
         """This campaign's row: its name and settings."""

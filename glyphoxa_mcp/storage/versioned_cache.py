@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -12,13 +13,34 @@ from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 # Counters moved by triggers on every change, by any connection: to the entities (sql/007),
 # and to anything an NPC knows, entities, relationships and facts (sql/015).
 ENTITY_VERSION = "SELECT coalesce((SELECT version FROM entity_versions WHERE campaign_id = $1), 0)"
 KNOWLEDGE_VERSION = (
     "SELECT coalesce((SELECT version FROM knowledge_versions WHERE campaign_id = $1), 0)"
 )
+# Both at once, as one call reads them (in one snapshot, so neither is older than the other).
+BOTH_VERSIONS = f"SELECT ({ENTITY_VERSION}) AS entities, ({KNOWLEDGE_VERSION}) AS knowledge"
 DEFAULT_CAPACITY = 64
+
+
+@dataclass(frozen=True)
+class CampaignVersions:
+    """A campaign's two counters as one call read them, together."""
+
+    entities: int
+    knowledge: int
+
+
+async def campaign_versions(db: Database, campaign_id: str) -> CampaignVersions:
+    """Both counters in one statement: a call reads them once, and every cache it asks
+    takes its own from them (sql/007, sql/015)."""
+    with driver_errors("read the campaign's version"):
+        row = await db.pool.fetchrow(BOTH_VERSIONS, campaign_id)
+    assert row is not None  # one row, whatever the campaign
+    return CampaignVersions(entities=int(row["entities"]), knowledge=int(row["knowledge"]))
 
 
 class VersionedCache:
@@ -57,29 +79,35 @@ class VersionedCache:
         with driver_errors("read the campaign's version"):
             return int(await self._pool.fetchval(self._version_query, self.campaign_id))
 
-    async def get(self, key: Hashable, compute: Callable[[], Awaitable[T]]) -> T:
+    async def get(
+        self, key: Hashable, compute: Callable[[], Awaitable[T]], version: int | None = None
+    ) -> T:
         """The value under `key`, computed by `compute` if the data changed since, or it
-        was never computed (or was evicted: the least recently used go first)."""
-        return await self.get_updated(key, compute, None)
+        was never computed (or was evicted: the least recently used go first). `version`:
+        the counter as this call read it already (otherwise it is read now)."""
+        return await self.get_updated(key, compute, None, version)
 
     async def get_updated(
         self,
         key: Hashable,
         compute: Callable[[], Awaitable[T]],
         update: Callable[[T], Awaitable[T]] | None,
+        version: int | None = None,
     ) -> T:
         """Like `get`, but a value computed at an older version is not thrown away: when the
         data changes, `update` makes the current value from it (reading only what changed,
         issue 17) instead of `compute` making it from nothing. Updates are single flight
         and shielded like computations."""
-        version = await self.version()
-        if version != self._version:
-            # Older values wait to be updated; a plain `get` never sees them.
-            self._outdated.update(self._values)
-            self._values.clear()
-            self._version = version
-            while len(self._outdated) > self.capacity:
-                self._outdated.popitem(last=False)
+        if version is None:
+            version = await self.version()
+        if not self._seen(version):
+            # Read before a change that a later lookup has seen already: what is kept is
+            # newer than this caller asked for, which is never wrong, and what is not kept
+            # is computed without dropping what is.
+            if key in self._values:
+                newer: T = self._values[key]
+                return newer
+            return await self._computed(version, key, compute)
         if key in self._values:
             self._values.move_to_end(key)
             kept: T = self._values[key]
@@ -93,6 +121,52 @@ class VersionedCache:
 
             return await self._computed(version, key, from_previous)
         return await self._computed(version, key, compute)
+
+    async def get_many(
+        self,
+        keys: Sequence[K],
+        compute: Callable[[list[K]], Awaitable[Mapping[K, V]]],
+        version: int,
+    ) -> dict[K, V]:
+        """The values under `keys` at `version` (the counter as this call read it): those
+        not kept are computed together, by one call of `compute` given the keys missing
+        (a value for each). Not single flight: a value is a part of one answer, cheap to
+        compute twice, and one batch of them is one statement."""
+        current = self._seen(version)
+        found: dict[K, V] = {}
+        missing: list[K] = []
+        for key in keys:
+            if key in self._values:
+                if current:
+                    self._values.move_to_end(key)
+                found[key] = self._values[key]
+            else:
+                missing.append(key)
+        if not missing:
+            return found
+        computed = await compute(missing)
+        for key in missing:
+            found[key] = computed[key]
+            if self._version == version:
+                self._values[key] = computed[key]
+        while len(self._values) > self.capacity:
+            self._values.popitem(last=False)
+        return found
+
+    def _seen(self, version: int) -> bool:
+        """Take `version` as the current one, unless it is older than the current one (a
+        caller that read it before a change another caller has seen): False then. Counters
+        only grow (sql/026 starts a campaign's past any earlier campaign of its id)."""
+        if self._version is not None and version < self._version:
+            return False
+        if version != self._version:
+            # Older values wait to be updated; a plain `get` never sees them.
+            self._outdated.update(self._values)
+            self._values.clear()
+            self._version = version
+            while len(self._outdated) > self.capacity:
+                self._outdated.popitem(last=False)
+        return True
 
     async def _computed(
         self, version: int, key: Hashable, compute: Callable[[], Awaitable[T]]

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from glyphoxa_mcp.concurrency import concurrently
 from glyphoxa_mcp.domain.models import Entity, IdentitySnapshot, Neighbour, RelatedEntity
+from glyphoxa_mcp.domain.rumours import RumourRule
 from glyphoxa_mcp.domain.vocabulary import EntityType, checked_relationship_type
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.names import NameMatch, match_names
@@ -31,6 +32,8 @@ RELATIONSHIPS_PER_RESULT = 60
 # How many graph neighbours to consider before filtering them by type and name (unfiltered,
 # only the nearest `limit` are read).
 NEIGHBOUR_POOL = 500
+# An entity as a viewer is shown it: by viewer, rumour rule, relationships listed, entity id.
+ShownKey = tuple[str, str | None, RumourRule, int, str]
 
 
 class EntityQuery:
@@ -127,9 +130,42 @@ class EntityQuery:
         per_entity: int,
         reading: Reading,
     ) -> list[EntityView]:
+        """The entities as this viewer is shown them, with `per_entity` relationships each.
+        An entity shown is kept while nothing the viewer knows changes: the same entities are
+        asked for at turn after turn of play, and reading one with its relationships and
+        shaping it for the viewer was most of a call."""
+        keys = [self._key(entity.id, per_entity) for entity, _, _ in views]
+
+        async def shown(missing: list[ShownKey]) -> dict[ShownKey, EntityView | None]:
+            by_id = await self._shown([key[-1] for key in missing], per_entity, reading)
+            return {key: by_id.get(key[-1]) for key in missing}
+
+        kept = await reading.memory.knowledge_parts.get_many(keys, shown, reading.knowledge_version)
+        found = []
+        for (_, kind, neighbour), key in zip(views, keys, strict=True):
+            view = kept[key]
+            if view is not None:
+                found.append(
+                    view.model_copy(
+                        update={
+                            "match": kind,
+                            "hops": neighbour.depth if neighbour else None,
+                            "path": list(neighbour.path) if neighbour else None,
+                        }
+                    )
+                )
+        return found
+
+    def _key(self, entity_id: str, per_entity: int) -> ShownKey:
+        # Everything an entity's view depends on but the campaign's knowledge (the counter).
+        return ("entity shown", self.reader.npc_id, self.reader.rumours, per_entity, entity_id)
+
+    async def _shown(
+        self, entity_ids: list[str], per_entity: int, reading: Reading
+    ) -> dict[str, EntityView]:
         read, withheld = await concurrently(
             lambda: self.queries.snapshots(
-                [entity.id for entity, _, _ in views],
+                entity_ids,
                 npc_id=self.reader.npc_id,
                 max_relationships=per_entity,
                 include_facts=False,
@@ -138,20 +174,10 @@ class EntityQuery:
         )
         scope = reading.scope
         snapshots = [scope.shown_snapshot(snapshot, withheld) for snapshot in read]
-        by_id = {s.entity.id: s for s in snapshots if s is not None}
-        return [
-            self._view(by_id[entity.id], kind, neighbour, scope)
-            for entity, kind, neighbour in views
-            if entity.id in by_id
-        ]
+        return {s.entity.id: self._view(s, scope) for s in snapshots if s is not None}
 
-    def _view(
-        self,
-        snapshot: IdentitySnapshot,
-        kind: str,
-        neighbour: Neighbour | None,
-        scope: Scope,
-    ) -> EntityView:
+    def _view(self, snapshot: IdentitySnapshot, scope: Scope) -> EntityView:
+        """The entity's view; how it matched is the caller's to set."""
         entity = snapshot.entity
         return EntityView(
             id=entity.id,
@@ -160,9 +186,7 @@ class EntityQuery:
             aliases=list(entity.aliases),
             attributes=scope.redactor.clean(entity.attributes),
             secret=entity.visibility.secret,
-            match=kind,
-            hops=neighbour.depth if neighbour else None,
-            path=list(neighbour.path) if neighbour else None,
+            match="exact",
             relationships=[
                 self._relationship(entity, r, scope.by_id) for r in snapshot.relationships
             ],

@@ -158,7 +158,7 @@ class HotLayer:
         npc_id = as_npc.npc_id
         assert npc_id is not None
         key = ("hot context", npc_id, self.budgets.identity_tokens, self.reader.rumours)
-        return await self.memory.knowledge_cache.get(
+        return await as_npc.knowledge_kept(
             key, lambda: self._read_knowledge(npc_id, as_npc.scope, withheld)
         )
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import anyio
 
@@ -30,6 +31,7 @@ from glyphoxa_mcp.views.results import ProvenanceView
 from glyphoxa_mcp.views.scope import Scope, scope_of
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 # Who told an NPC what it heard of, when it does not know who did.
 WORD_GOING_AROUND = "word going around"
 # Of the time a call has left, what a query's embedding may take before words alone rank.
@@ -61,8 +63,11 @@ class Reader:
         return await scope_of(self.memory, self.npc_id)
 
     async def reading(self) -> Reading:
-        """One call's reading: this reader with its scope, read now, once."""
-        return Reading(self, await self.scope())
+        """One call's reading: this reader with its scope, read now, once, and the
+        campaign's knowledge counter with it (one statement for both)."""
+        versions = await self.memory.versions()
+        scope = await scope_of(self.memory, self.npc_id, versions.entities)
+        return Reading(self, scope, versions.knowledge)
 
     async def embed_query(self, query: str) -> list[float]:
         if self.embedder is None:
@@ -117,6 +122,9 @@ class Reading:
 
     reader: Reader
     scope: Scope
+    # The campaign's knowledge counter (sql/015) as this call read it: what the call asks
+    # of the knowledge caches is kept by it.
+    knowledge_version: int
 
     @property
     def memory(self) -> CampaignMemory:
@@ -144,10 +152,24 @@ class Reading:
         )
 
     async def withheld_sessions(self) -> frozenset[str]:
-        """The sessions of the campaign this viewer may not read at all (`withheld_among`)."""
+        """The sessions of the campaign this viewer may not read at all (`withheld_among`),
+        kept while the knowledge counter stands still: sessions added, deleted or given to
+        the DM alone move it (sql/038), and so do the entities that decide what an id
+        names."""
         if self.npc_id is None:
             return frozenset()
-        return self.withheld_among(await self.memory.sessions.dm_only_by_id())
+
+        async def read() -> frozenset[str]:
+            return self.withheld_among(await self.memory.sessions.dm_only_by_id())
+
+        return await self.memory.knowledge_parts.get(
+            ("withheld sessions", self.npc_id), read, self.knowledge_version
+        )
+
+    async def knowledge_kept(self, key: Hashable, compute: Callable[[], Awaitable[T]]) -> T:
+        """What `compute` derives from what this viewer knows, kept under `key` (which
+        names the viewer) while the knowledge counter stands still."""
+        return await self.memory.knowledge_cache.get(key, compute, self.knowledge_version)
 
     def transcript_filters(
         self, withheld: frozenset[str], filters: SearchFilters = NO_FILTERS

@@ -133,13 +133,15 @@ class Scope:
         return kept
 
 
-async def scope_of(memory: CampaignMemory, npc_id: str | None) -> Scope:
+async def scope_of(memory: CampaignMemory, npc_id: str | None, version: int | None = None) -> Scope:
     """The scope of `npc_id` (None: the DM) at the current version of the campaign's
-    entities: built once, then patched with what changed since (see the module)."""
+    entities (`version`, when the caller read it already): built once, then patched with
+    what changed since (see the module)."""
     return await memory.entity_cache.get_updated(
         ("scope", npc_id),
         lambda: _scope(memory, npc_id),
         lambda previous: _updated_scope(memory, npc_id, previous),
+        version,
     )
 
 

@@ -35,8 +35,18 @@ async def session_summary(
     npc_id = reading.npc_id
 
     async def witnessed() -> bool:
-        """Whether an NPC reads this campaign as a witness (the DM reads it all)."""
-        return npc_id is not None and (await memory.campaign()).knowledge is Knowledge.WITNESSED
+        """Whether an NPC reads this campaign as a witness (the DM reads it all). Changing
+        the campaign's rule moves the knowledge counter (sql/032)."""
+        if npc_id is None:
+            return False
+
+        async def rule() -> Knowledge:
+            return (await memory.campaign()).knowledge
+
+        kept = memory.knowledge_parts
+        return await kept.get(("knowledge rule",), rule, reading.knowledge_version) is (
+            Knowledge.WITNESSED
+        )
 
     # Reads that do not wait on each other go side by side: a call's reads in sequence each
     # wait their turn in a busy server's event loop.

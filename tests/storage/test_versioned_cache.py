@@ -159,3 +159,74 @@ async def test_a_failed_computation_fails_its_waiters_and_is_not_kept(
             tasks.start_soon(ask)
     calls, compute = counter()
     assert await memory.entity_cache.get("broken", compute) == 1 and calls == [0]
+
+
+async def test_sessions_move_the_knowledge_version_when_who_may_read_them_changes(
+    memory: CampaignMemory,
+) -> None:
+    from datetime import UTC, datetime
+
+    from glyphoxa_mcp.domain.models import NewSession
+    from glyphoxa_mcp.storage.deletion import delete_session
+
+    knowledge = memory.knowledge_cache
+    versions = [await knowledge.version()]
+    await memory.sessions.upsert(NewSession(id="s2", title="The well"))
+    versions.append(await knowledge.version())
+    await memory.sessions.set_dm_only("s2", True)
+    versions.append(await knowledge.version())
+    await memory.sessions.set_dm_only("s2", False)
+    versions.append(await knowledge.version())
+    assert versions == sorted(set(versions)) and len(versions) == 4
+    # What changes no one's reach leaves the counter where it is.
+    await memory.sessions.set_dm_only("s2", False)
+    await memory.sessions.end("s2", datetime.now(UTC))
+    assert await knowledge.version() == versions[-1]
+    await delete_session(memory.db, memory.campaign_id, "s2")
+    assert await knowledge.version() > versions[-1]
+
+
+async def test_both_counters_are_read_in_one_statement(memory: CampaignMemory) -> None:
+    versions = await memory.versions()
+    assert versions.entities == await memory.entity_cache.version()
+    assert versions.knowledge == await memory.knowledge_cache.version()
+    await memory.graph.upsert_entity(NewEntity(id="mira", type=EntityType.NPC, name="Mira"))
+    moved = await memory.versions()
+    assert moved.entities > versions.entities and moved.knowledge > versions.knowledge
+
+
+async def test_missing_values_are_computed_together_and_kept(memory: CampaignMemory) -> None:
+    cache = memory.knowledge_parts
+    batches: list[list[str]] = []
+
+    async def compute(keys: list[str]) -> dict[str, str]:
+        batches.append(keys)
+        return {key: key.upper() for key in keys}
+
+    version = await cache.version()
+    assert await cache.get_many(["a", "b"], compute, version) == {"a": "A", "b": "B"}
+    assert await cache.get_many(["b", "c", "a"], compute, version) == {
+        "a": "A",
+        "b": "B",
+        "c": "C",
+    }
+    assert batches == [["a", "b"], ["c"]]
+    await memory.graph.upsert_entity(NewEntity(id="mira", type=EntityType.NPC, name="Mira"))
+    newer = await cache.version()
+    assert await cache.get_many(["a"], compute, newer) == {"a": "A"}
+    assert batches[-1] == ["a"]
+
+
+async def test_a_caller_behind_a_change_never_drops_what_is_newer(memory: CampaignMemory) -> None:
+    cache = memory.knowledge_cache
+    older = await cache.version()
+    await memory.graph.upsert_entity(NewEntity(id="mira", type=EntityType.NPC, name="Mira"))
+    newer = await cache.version()
+    calls, compute = counter()
+    assert await cache.get("k", compute, newer) == 1
+    # A call that read the counter before the change gets the newer value, never wrong,
+    # and leaves it kept for the calls that read the counter after.
+    assert await cache.get("k", compute, older) == 1
+    assert await cache.get("other", compute, older) == 2
+    assert await cache.get("k", compute, newer) == 1 and len(calls) == 2
+    assert await cache.get("other", compute, newer) == 3
