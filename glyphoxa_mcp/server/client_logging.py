@@ -49,10 +49,11 @@ class ClientLogging:
         self._levels[connection_of(ctx.session)] = params.level
         return types.EmptyResult()
 
-    async def send(
-        self, session: Any, level: types.LoggingLevel, message: str, request_id: Any = None
-    ) -> None:
-        """Tell the client, if it listens at `level`; a client that has gone is no error."""
+    async def send(self, session: Any, level: types.LoggingLevel, message: str) -> None:
+        """Tell the client, if it listens at `level`; a client that has gone is no error.
+        Not tied to the call it is about: over streamable HTTP an answer is one JSON body
+        (server/endpoints.py), so a message tied to its call would be dropped; untied, it
+        goes on the session's own stream (the one stream of stdio and SSE)."""
         wanted = self._levels.get(connection_of(session), DEFAULT_LEVEL)
         if LEVELS.index(level) < LEVELS.index(wanted):
             return
@@ -65,7 +66,6 @@ class ClientLogging:
                     level=level,
                     data=message,
                     logger="glyphoxa-memory",
-                    related_request_id=request_id,
                 )
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the client has gone
             log.debug("could not send a log message to a client", exc_info=True)

@@ -172,7 +172,7 @@ class TierGate:
         finally:
             FAILURE.reset(reporting)
         message = error.message if error.message.startswith(name) else f"{name}: {error.message}"
-        await self.client_logging.send(ctx.session, "warning", message, ctx.request_id)
+        await self.client_logging.send(ctx.session, "warning", message)
         return tool_error(message), outcome_of(error)
 
     def _listed(self, result: HandlerResult) -> HandlerResult:

@@ -11,8 +11,10 @@ import anyio
 import httpx
 import pytest
 from httpx2 import AsyncClient as McpHttpClient
+from mcp import types
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
@@ -95,8 +97,9 @@ async def test_a_call_refused_on_arrival_is_answered_at_the_door_in_plain_json(
             refused_before = admission.refused_at_once
             refused = await http.post(PATH, json=call, headers=session)
             assert admission.refused_at_once == refused_before + 1
-    # The SDK streams its answers; the door's is one JSON body.
-    assert admitted.headers["content-type"].startswith("text/event-stream")
+    # The SDK's answers and the door's alike are one JSON body.
+    assert admitted.headers["content-type"] == "application/json"
+    assert admitted.json()["id"] == 7 and not admitted.json()["result"]["isError"]
     assert refused.status_code == 200
     assert refused.headers["content-type"] == "application/json"
     answer = refused.json()
@@ -127,3 +130,37 @@ async def test_clients_of_both_protocols_read_the_door_s_refusal_as_the_tool_s_a
     assert not answered.is_error and not again.is_error
     assert refused.is_error
     assert "memory is busy" in refused.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_call_past_its_deadline_is_told_to_an_http_client_on_its_own_stream(
+    db: Database,
+) -> None:
+    """Answers are one JSON body, with no stream of their own: the warning beside a call
+    cancelled at its deadline reaches the client all the same."""
+    await load_demo(db)
+    _, token = await AccessTokens(db).create(Viewer.npc("demo", "ysolde"))
+    heard: list[types.LoggingMessageNotificationParams] = []
+    warned = anyio.Event()
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        heard.append(params)
+        warned.set()
+
+    # No call is answered within a millisecond: the first is admitted (nothing is measured
+    # yet) and cancelled at the deadline.
+    policies = {tier: tier_policy(tier, 1 if tier is Tier.STANDARD else 4000) for tier in Tier}
+    async with serving(db, policies=policies) as base:
+        http = McpHttpClient(headers={"Authorization": f"Bearer {token.token}"}, timeout=30)
+        transport = streamable_http_client(f"{base}{PATH}", http_client=http)
+        with anyio.fail_after(30):
+            async with (
+                http,
+                Client(transport, mode="legacy", logging_callback=on_log) as client,  # type: ignore[arg-type]
+            ):
+                with pytest.warns(MCPDeprecationWarning):
+                    await client.set_logging_level("warning")
+                late = await client.call_tool(TOOL, {"name": "Berrit"})
+                await warned.wait()
+    assert late.is_error
+    assert [h.level for h in heard] == ["warning"]
+    assert str(heard[0].data) == late.content[0].text  # type: ignore[union-attr]
