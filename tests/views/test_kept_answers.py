@@ -100,3 +100,36 @@ async def test_an_entity_shown_is_read_once_while_nothing_changes(
     )
     assert await related_to_mira(mira) == {"kettle", "oswin", "well"}
     assert len(reads) == 4
+
+
+async def test_a_walk_is_read_once_while_nothing_changes(
+    tavern: CampaignMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walks: list[str] = []
+    walk = GraphQueries.neighbours
+
+    async def counted(self: GraphQueries, entity_id: str, **kwargs: object) -> object:
+        walks.append(entity_id)
+        return await walk(self, entity_id, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(GraphQueries, "neighbours", counted)
+    oswin = View(tavern, "oswin")
+    two_hops = clamp(2, 3)
+
+    async def around_mira() -> dict[str, tuple[int | None, list[str] | None]]:
+        found = await oswin.query_entities(TEN, two_hops, related_to="Mira")
+        return {e.id: (e.hops, e.path) for e in found.entities}
+
+    assert await around_mira() == {
+        "kettle": (1, ["mira", "kettle"]),
+        "oswin": (1, ["mira", "oswin"]),
+    }
+    assert await around_mira() == await around_mira()
+    assert walks == ["mira"]
+    # Another hop away, told by anyone, is walked at the next call.
+    await tavern.graph.upsert_entity(NewEntity(id="well", type=EntityType.LOCATION, name="Well"))
+    await tavern.graph.upsert_relationship(
+        NewRelationship(source_id="oswin", target_id="well", rel_type="LIVES_AT")
+    )
+    assert (await around_mira())["well"] == (2, ["mira", "oswin", "well"])
+    assert walks == ["mira", "mira"]
