@@ -172,9 +172,12 @@ async def known_session(
     otherwise the same error as for a session that does not exist, naming the argument
     (`field`) it came in, whose hint lists only sessions the viewer may read."""
     try:
+        # The row is read whether or not the viewer may read it: a session withheld is
+        # answered after the same statements as one that does not exist, not sooner.
+        session = await memory.sessions.get(session_id)
         if session_id in withheld:
             raise NotFoundError("withheld")
-        return await memory.sessions.get(session_id)
+        return session
     except NotFoundError:
         every = await memory.sessions.dm_only_by_id()
         known = [s for s in every if s not in withheld]

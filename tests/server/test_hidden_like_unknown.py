@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from asyncpg.connection import Connection
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ResourceTemplateReference
@@ -255,6 +257,48 @@ async def test_a_hidden_value_is_answered_exactly_like_an_unknown_one(
     assert not told_apart, f"{len(told_apart)} replies tell {asked.hidden!r} exists:\n" + (
         "\n".join(told_apart)
     )
+
+
+def statements_run(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements the server runs from now on, by their text (the driver's own
+    introspection of a type, made once per connection, left out)."""
+    run: list[str] = []
+    execute = Connection._do_execute
+
+    async def counted(self: Connection, query: str, *args: Any, **kwargs: Any) -> Any:
+        if "typeinfo_tree" not in query and "'jit'" not in query:
+            run.append(" ".join(query.split()))
+        return await execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(Connection, "_do_execute", counted)
+    return run
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+async def test_a_hidden_value_is_answered_after_the_same_statements_as_an_unknown_one(
+    hidden_world_dsn: str,
+    offline_embedder: LocalMiniLMEmbedder,
+    case: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not sooner, nor later: the time an answer takes is no side channel either."""
+    asked = CASES[case]
+    run = statements_run(monkeypatch)
+    told_apart = []
+    async with client_of(hidden_world_dsn, offline_embedder, VIEWER) as client:
+        for name, probe in PROBES.items():
+            await probe(client, asked.unknown)  # what is kept after a first call, kept
+            run.clear()
+            await probe(client, asked.hidden)
+            hidden = Counter(run)
+            run.clear()
+            await probe(client, asked.unknown)
+            if hidden != Counter(run):
+                told_apart.append(
+                    f"{name}: {sorted((hidden - Counter(run)).elements())} / "
+                    f"{sorted((Counter(run) - hidden).elements())}"
+                )
+    assert not told_apart, "\n".join(told_apart)
 
 
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
