@@ -218,6 +218,11 @@ class SearchFilters(Frozen):
         default=None, description="Any of these speakers; an empty tuple matches nothing."
     )
     npc_id: Key | None = None
+    npc_unknown: bool = Field(
+        default=False,
+        description="npc_id names no one the reader may know: searched as an id that no "
+        "line holds, by the same statements, finding nothing.",
+    )
     after: AwareDatetime | None = None
     before: AwareDatetime | None = None
     reader: Key | None = Field(

@@ -105,16 +105,15 @@ async def _filters(
             or scope.hidden_ids.intersection(speaker_ids)
         ):
             return None
-    if npc_id is not None and npc_id in scope.hidden_ids:
-        # An NPC hidden from this viewer is searched like an id no line holds: the same
-        # search, finding nothing (no speaker id matches an empty tuple), and the same note.
-        speaker_ids = ()
     return reading.transcript_filters(
         withheld,
         SearchFilters(
             session_id=session_id,
             speaker_ids=speaker_ids,
             npc_id=npc_id,
+            # An NPC hidden from this viewer is searched like an id no line holds: the same
+            # statements, finding nothing, and the same note.
+            npc_unknown=npc_id is not None and npc_id in scope.hidden_ids,
             after=bounds["after"],
             before=bounds["before"],
         ),
