@@ -28,22 +28,15 @@ async def tavern(memory: CampaignMemory) -> CampaignMemory:
         NewEntity(id="oswin", type=EntityType.NPC, name="Oswin"),
     ):
         await memory.graph.upsert_entity(entity)
-    await memory.graph.upsert_relationship(
-        NewRelationship(
-            source_id="mira",
-            target_id="kettle",
-            rel_type="WORKS_AT",
-            provenance=dm_statement(session_id="s1"),
+    for target, rel_type, told_in in (("kettle", "WORKS_AT", "s1"), ("oswin", "KNOWS", "s2")):
+        await memory.graph.upsert_relationship(
+            NewRelationship(
+                source_id="mira",
+                target_id=target,
+                rel_type=rel_type,
+                provenance=dm_statement(session_id=told_in),
+            )
         )
-    )
-    await memory.graph.upsert_relationship(
-        NewRelationship(
-            source_id="mira",
-            target_id="oswin",
-            rel_type="KNOWS",
-            provenance=dm_statement(session_id="s2"),
-        )
-    )
     return memory
 
 
