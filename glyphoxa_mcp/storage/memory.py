@@ -56,10 +56,12 @@ class CampaignMemory:
         self.pending = PendingEntities(db, campaign_id)
         # What depends on the entities alone, and what also on relationships and facts.
         self.entity_cache = VersionedCache(db, campaign_id, ENTITY_VERSION)
-        self.knowledge_cache = VersionedCache(db, campaign_id, KNOWLEDGE_VERSION)
+        self.knowledge_cache = VersionedCache(
+            db, campaign_id, KNOWLEDGE_VERSION, keeps_outdated=False
+        )
         # Many small values by the same counter, apart so they do not crowd out the above.
         self.knowledge_parts = VersionedCache(
-            db, campaign_id, KNOWLEDGE_VERSION, capacity=PARTS_KEPT
+            db, campaign_id, KNOWLEDGE_VERSION, capacity=PARTS_KEPT, keeps_outdated=False
         )
 
     async def versions(self) -> CampaignVersions:

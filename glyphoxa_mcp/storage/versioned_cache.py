@@ -49,7 +49,8 @@ class VersionedCache:
     derived from does not change.
 
     Every change to that data, by any process, moves a counter (`version_query` reads it).
-    Each lookup reads it first (one primary-key row) and drops whatever was computed at
+    Each lookup reads it first (one primary-key row), or is given it as its call read it
+    with the other counter (`campaign_versions`), and drops whatever was computed at
     another value. A value is tagged with the counter read before computing it, so it can only be
     newer than its tag, never older: a change is seen by the first lookup after its commit.
 
@@ -64,11 +65,15 @@ class VersionedCache:
         campaign_id: str,
         version_query: str,
         capacity: int = DEFAULT_CAPACITY,
+        keeps_outdated: bool = True,
     ) -> None:
         self._pool = db.pool
         self.campaign_id = campaign_id
         self._version_query = version_query
         self.capacity = capacity
+        # Whether values of an older version are kept for `get_updated` to patch: not for a
+        # cache only ever asked with `get` and `get_many`, which would hold them for nothing.
+        self._keeps_outdated = keeps_outdated
         self._version: int | None = None
         self._values: OrderedDict[Hashable, Any] = OrderedDict()
         # Values of an older version, kept for `get_updated` to start from.
@@ -98,20 +103,17 @@ class VersionedCache:
         data changes, `update` makes the current value from it (reading only what changed,
         issue 17) instead of `compute` making it from nothing. Updates are single flight
         and shielded like computations."""
-        if version is None:
-            version = await self.version()
-        if not self._seen(version):
-            # Read before a change that a later lookup has seen already: what is kept is
-            # newer than this caller asked for, which is never wrong, and what is not kept
-            # is computed without dropping what is.
-            if key in self._values:
-                newer: T = self._values[key]
-                return newer
-            return await self._computed(version, key, compute)
+        version, behind = await self._at(version)
         if key in self._values:
             self._values.move_to_end(key)
             kept: T = self._values[key]
-            return kept
+            return kept  # for a lookup behind, newer than it asked for: never wrong
+        if behind and update is None:
+            # What `compute` makes may rest on what its caller read before the change (its
+            # scope): made for this caller alone, and kept for no one.
+            return await self._computed(None, key, compute)
+        # A value `update` makes is read afresh whoever asks: one behind works at the
+        # current version, and shares its computation.
         outdated = self._outdated.get(key) if update is not None else None
         if outdated is not None and update is not None:
             previous = outdated
@@ -132,13 +134,12 @@ class VersionedCache:
         not kept are computed together, by one call of `compute` given the keys missing
         (a value for each). Not single flight: a value is a part of one answer, cheap to
         compute twice, and one batch of them is one statement."""
-        current = self._seen(version)
+        version, behind = await self._at(version)
         found: dict[K, V] = {}
         missing: list[K] = []
         for key in keys:
             if key in self._values:
-                if current:
-                    self._values.move_to_end(key)
+                self._values.move_to_end(key)
                 found[key] = self._values[key]
             else:
                 missing.append(key)
@@ -147,30 +148,50 @@ class VersionedCache:
         computed = await compute(missing)
         for key in missing:
             found[key] = computed[key]
-            if self._version == version:
+            # Kept unless made for a lookup behind, or the version moved on meanwhile.
+            if not behind and self._version == version:
                 self._values[key] = computed[key]
         while len(self._values) > self.capacity:
             self._values.popitem(last=False)
         return found
 
-    def _seen(self, version: int) -> bool:
-        """Take `version` as the current one, unless it is older than the current one (a
-        caller that read it before a change another caller has seen): False then. Counters
-        only grow (sql/026 starts a campaign's past any earlier campaign of its id)."""
+    async def _at(self, version: int | None) -> tuple[int, bool]:
+        """The version a lookup works at, and whether it is behind the current one: its
+        caller read the counter (`version`; read now if None) before a change that another
+        lookup has seen. Then the counter is read again: still older than before, the
+        counters went back (the database restored under a running server) and nothing kept
+        is trusted any more; otherwise the lookup is behind."""
+        if version is None:
+            version = await self.version()
+        behind = False
         if self._version is not None and version < self._version:
-            return False
+            noticed = self._version
+            now = await self.version()
+            if now < noticed:
+                self._values.clear()
+                self._outdated.clear()
+                self._version = None
+                version = now
+            else:
+                behind = True
+                # The current version may have moved on again while the counter was read.
+                version = max(now, self._version if self._version is not None else now)
         if version != self._version:
-            # Older values wait to be updated; a plain `get` never sees them.
-            self._outdated.update(self._values)
+            if self._keeps_outdated:
+                # Older values wait to be updated; a plain `get` never sees them.
+                self._outdated.update(self._values)
+                while len(self._outdated) > self.capacity:
+                    self._outdated.popitem(last=False)
             self._values.clear()
             self._version = version
-            while len(self._outdated) > self.capacity:
-                self._outdated.popitem(last=False)
-        return True
+        return version, behind
 
     async def _computed(
-        self, version: int, key: Hashable, compute: Callable[[], Awaitable[T]]
+        self, version: int | None, key: Hashable, compute: Callable[[], Awaitable[T]]
     ) -> T:
+        """`compute`'s value, kept at `version` (None: kept by no one, nor shared)."""
+        if version is None:
+            return await compute()
         flight = self._computing.get((version, key))
         if flight is not None:
             shared: T = await flight.result()
@@ -196,9 +217,11 @@ class VersionedCache:
             self._values[key] = value
             while len(self._values) > self.capacity:
                 self._values.popitem(last=False)
-        else:
+        elif self._keeps_outdated:
             # Still newer than what an update would start from otherwise.
             self._outdated[key] = value
+            while len(self._outdated) > self.capacity:
+                self._outdated.popitem(last=False)
         return value
 
 

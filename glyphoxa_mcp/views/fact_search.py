@@ -68,7 +68,7 @@ async def search_facts(
     scope = reading.scope
     withheld = await reading.withheld_sessions()
     if session_id is not None:
-        await known_session(reading.memory, session_id, withheld)
+        await known_session(reading.memory, session_id, withheld, npc=reading.npc_id is not None)
     subject = None
     entity = present(entity, "entity")
     if entity is not None:

@@ -145,7 +145,7 @@ class HotLayer:
         """The session asked for, or the one being played, of those the NPC may read
         (`withheld`: the sessions it may not)."""
         if session_id is not None:
-            await known_session(self.memory, session_id, withheld, field="session")
+            await known_session(self.memory, session_id, withheld, field="session", npc=True)
             return session_id
         return await self.memory.log.latest_session_id(skipping=withheld)
 

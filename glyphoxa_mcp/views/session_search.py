@@ -90,7 +90,7 @@ async def _filters(
     scope = reading.scope
     withheld = await reading.withheld_sessions()
     if session_id is not None:
-        await known_session(reading.memory, session_id, withheld)
+        await known_session(reading.memory, session_id, withheld, npc=reading.npc_id is not None)
     speaker_ids = None
     if speaker is not None:
         # Only by the lines this viewer may read: a speaker heard only in DM-only lines or

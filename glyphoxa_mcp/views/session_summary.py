@@ -114,7 +114,9 @@ async def _the_session(
     may read it."""
     withheld = await reading.withheld_sessions()
     if session_id is not None:
-        return await known_session(reading.memory, session_id, withheld)
+        return await known_session(
+            reading.memory, session_id, withheld, npc=reading.npc_id is not None
+        )
     try:
         return await reading.memory.sessions.finished(
             1 if sessions_ago is None else sessions_ago, skipping=withheld
@@ -166,21 +168,28 @@ def _scene_view(known: SceneKnown, scope: Scope) -> SceneKnowledge:
 
 
 async def known_session(
-    memory: CampaignMemory, session_id: str, withheld: frozenset[str], field: str = "session_id"
+    memory: CampaignMemory,
+    session_id: str,
+    withheld: frozenset[str],
+    field: str = "session_id",
+    *,
+    npc: bool,
 ) -> Session:
-    """The session, when a viewer may read it (`withheld`: its `withheld_sessions()`);
-    otherwise the same error as for a session that does not exist, naming the argument
-    (`field`) it came in, whose hint lists only sessions the viewer may read."""
+    """The session, when a viewer may read it (`withheld`: its `withheld_sessions()`;
+    `npc`: the viewer is an NPC); otherwise the same error as for a session that does not
+    exist, naming the argument (`field`) it came in, whose hint lists only sessions the
+    viewer may read. The DM-only flags are also judged as read here: `withheld` is as of
+    the call's counter, and a session made DM-only since is the DM's all the same."""
     try:
         # The row is read whether or not the viewer may read it: a session withheld is
         # answered after the same statements as one that does not exist, not sooner.
         session = await memory.sessions.get(session_id)
-        if session_id in withheld:
+        if session_id in withheld or (npc and session.dm_only):
             raise NotFoundError("withheld")
         return session
     except NotFoundError:
         every = await memory.sessions.dm_only_by_id()
-        known = [s for s in every if s not in withheld]
+        known = [s for s, dm_only in every.items() if s not in withheld and not (npc and dm_only)]
         recent = known[-LISTED_IDS:]
         hint = (
             f"Known sessions (latest {len(recent)}): {', '.join(recent)}; or use sessions_ago."

@@ -230,3 +230,37 @@ async def test_a_caller_behind_a_change_never_drops_what_is_newer(memory: Campai
     assert await cache.get("other", compute, older) == 2
     assert await cache.get("k", compute, newer) == 1 and len(calls) == 2
     assert await cache.get("other", compute, newer) == 3
+
+
+async def test_a_lookup_behind_a_change_shares_what_is_read_afresh(
+    memory: CampaignMemory,
+) -> None:
+    """A value `update` makes is read afresh whoever asks: a lookup behind a change works
+    at the current version and keeps what it makes, as the scopes are."""
+    cache = memory.entity_cache
+    older = await cache.version()
+    await memory.graph.upsert_entity(NewEntity(id="mira", type=EntityType.NPC, name="Mira"))
+    newer = await cache.version()
+    calls, compute = counter()
+
+    async def update(previous: int) -> int:
+        return previous + 100
+
+    assert await cache.get_updated("k", compute, update, newer) == 1
+    assert await cache.get_updated("j", compute, update, older) == 2
+    assert await cache.get_updated("j", compute, update, newer) == 2 and len(calls) == 2
+
+
+async def test_counters_that_went_back_trust_nothing_kept(memory: CampaignMemory) -> None:
+    """The database restored under a running server: its counters are older than what is
+    kept, and what is kept may be newer than the data."""
+    cache = memory.knowledge_parts
+    calls, compute = counter()
+    assert await cache.get("k", compute) == 1
+    async with memory.db.pool.acquire() as conn:
+        await conn.execute(
+            "UPDATE knowledge_versions SET version = version - 1000 WHERE campaign_id = $1",
+            memory.campaign_id,
+        )
+    assert await cache.get("k", compute) == 2
+    assert await cache.get("k", compute) == 2 and len(calls) == 2

@@ -126,3 +126,19 @@ async def test_a_walk_is_read_once_while_nothing_changes(
     )
     assert (await around_mira())["well"] == (2, ["mira", "oswin", "well"])
     assert walks == ["mira", "mira"]
+
+
+async def test_a_session_made_dm_only_since_the_counter_was_read_is_the_dm_s(
+    tavern: CampaignMemory,
+) -> None:
+    """The sessions an NPC may not read are as of its call's counter; the session's own row,
+    read after, says who may read it now."""
+    from glyphoxa_mcp.errors import NotFoundError
+    from glyphoxa_mcp.views.session_summary import known_session
+
+    read_before = await (await View(tavern, "mira").reading()).withheld_sessions()
+    await tavern.sessions.set_dm_only("s1", True)
+    with pytest.raises(NotFoundError) as refused:
+        await known_session(tavern, "s1", read_before, npc=True)
+    assert "s1," not in str(refused.value) and "s2" in str(refused.value)
+    assert (await known_session(tavern, "s1", frozenset(), npc=False)).id == "s1"
