@@ -4,10 +4,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from pydantic import BaseModel, Field
 
+from glyphoxa_mcp.server.tool_arguments import plain_schema
 from glyphoxa_mcp.server.tool_schemas import (
     GEMINI_KEYS,
     GEMINI_NAME,
@@ -117,3 +120,57 @@ def test_the_schemas_command_checks_and_writes(tmp_path: Path) -> None:
     (tmp_path / "fast" / "stale.json").write_text("{}")
     stale = run_in_process("schemas", "--check", "--out", str(tmp_path))
     assert stale.returncode == 1 and "stale.json" in stale.stdout
+
+
+class _Hop(BaseModel):
+    via: Literal["knows", "owns"] | None = None
+    depth: int | None = Field(default=None, ge=0)
+
+
+class _Found(BaseModel):
+    name: str
+    note: str | None = None
+    hops: list[_Hop]
+    best: _Hop | None = None
+
+
+class _Tree(BaseModel):
+    children: list[_Tree] = []
+
+
+def test_an_output_schema_is_inlined_and_checks_exactly_what_it_did() -> None:
+    original = _Found.model_json_schema()
+    plain = plain_schema(original)
+    assert "$ref" not in json.dumps(plain) and "$defs" not in plain
+    # A nullable string becomes a type list; a nullable choice among values stays a choice.
+    assert plain["properties"]["note"]["type"] == ["string", "null"]
+    assert "anyOf" in plain["properties"]["hops"]["items"]["properties"]["via"]
+    instances: list[Any] = [
+        {"name": "Mira", "hops": []},
+        {"name": "Mira", "note": None, "hops": [{"via": None, "depth": 0}], "best": None},
+        {"name": "Mira", "hops": [{"via": "knows"}], "best": {"depth": 2}},
+        {"name": "Mira", "hops": [{"via": "hates"}]},
+        {"name": "Mira", "hops": [{"depth": -1}]},
+        {"name": None, "hops": []},
+        {"name": "Mira", "note": 3, "hops": []},
+        {"name": "Mira", "hops": [], "best": "Oswin"},
+        {"hops": []},
+    ]
+    original_check = Draft202012Validator(original)
+    plain_check = Draft202012Validator(plain)
+    verdicts = [
+        (original_check.is_valid(instance), plain_check.is_valid(instance))
+        for instance in instances
+    ]
+    assert all(before == after for before, after in verdicts)
+    assert [before for before, _ in verdicts] == [True, True, True] + [False] * 6
+
+
+def test_a_schema_that_refers_to_itself_is_left_as_it_is() -> None:
+    schema = _Tree.model_json_schema()
+    assert plain_schema(schema) == schema
+
+
+def test_the_served_output_schemas_have_no_references() -> None:
+    for tool in json.loads((SHIPPED / "deep" / "mcp.json").read_text())["tools"]:
+        assert "$ref" not in json.dumps(tool["outputSchema"]), tool["name"]
