@@ -28,10 +28,10 @@ from glyphoxa_mcp.storage.versioned_cache import (
 # Small values kept while nothing an NPC knows changes, by viewer: an entity as
 # memory.query_entities shows it (its JSON text: 3-8 KB with 8-25 relationships) and a
 # walk's ids (strings, numbers and tuples of them, which the cyclic collector does not
-# walk), the sessions an NPC may not read (a set per NPC). Calls that go round their entities in turn find
-# nothing once those are more than are kept (the least recently used goes first): three
-# viewers of the bench's workload ask for 867, so 512 kept none of them. 4096 is about
-# 12-30 MiB; a small campaign never fills it.
+# walk), the sessions an NPC may not read (a set per NPC). Calls that go round their
+# entities in turn find nothing once those are more than are kept (the least recently used
+# goes first): three viewers of the bench's workload ask for 867, so 512 kept none of them.
+# 4096 is about 12-30 MiB; a small campaign never fills it.
 PARTS_KEPT = 4096
 
 
