@@ -24,6 +24,7 @@ from pydantic import ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
+from glyphoxa_mcp.server.json_schema import plain_schema
 from glyphoxa_mcp.server.refusals import NUL, unknown_name
 
 
@@ -87,52 +88,6 @@ def strict_arguments(function: Callable[..., Any]) -> CheckedArguments:
     if metadata.output_schema is not None:
         kept["output_schema"] = plain_schema(metadata.output_schema)
     return CheckedArguments(**{**kept, "arg_model": model})
-
-
-# Keywords after which a null is no longer valid for every type: a nullable one of these
-# stays an anyOf.
-_NOT_NULL_SAFE = frozenset({"enum", "const", "$ref", "anyOf", "oneOf", "allOf", "not"})
-
-
-def plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The same JSON Schema, quicker to check: `$ref`s into `$defs` inlined, and a nullable
-    `anyOf: [X, {"type": "null"}]` written as X with `type: [X's type, "null"]` where X
-    has no keyword that a null would fail. A client validates every structured result
-    against its tool's output schema (the reference SDK with `jsonschema`, where each
-    `$ref` is a lookup and each `anyOf` a try): 2.4 ms for a query_entities result, 1.5
-    written so. A schema whose definitions refer to themselves is left as it is."""
-    definitions = schema.get("$defs", {})
-
-    def plain(node: Any, expanding: tuple[str, ...]) -> Any:
-        if isinstance(node, list):
-            return [plain(item, expanding) for item in node]
-        if not isinstance(node, dict):
-            return node
-        reference = node.get("$ref")
-        if isinstance(reference, str) and reference.startswith("#/$defs/"):
-            name = reference.removeprefix("#/$defs/")
-            if name in expanding or name not in definitions:
-                raise _Recursive
-            inlined = plain(definitions[name], (*expanding, name))
-            return inlined | {k: plain(v, expanding) for k, v in node.items() if k != "$ref"}
-        out = {k: plain(v, expanding) for k, v in node.items() if k != "$defs"}
-        options = out.get("anyOf")
-        if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
-            other = next(o for o in options if o != {"type": "null"})
-            if isinstance(other.get("type"), str) and not _NOT_NULL_SAFE & other.keys():
-                del out["anyOf"]
-                return other | out | {"type": [other["type"], "null"]}
-        return out
-
-    try:
-        flat: dict[str, Any] = plain(schema, ())
-    except _Recursive:
-        return schema
-    return flat
-
-
-class _Recursive(Exception):
-    """A definition that refers to itself: it cannot be inlined."""
 
 
 def checked_tool(

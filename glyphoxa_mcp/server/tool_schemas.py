@@ -18,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.domain.tool_names import NameStyle, advertised, canonical
+from glyphoxa_mcp.server.json_schema import inline_refs
 from glyphoxa_mcp.server.tools import memory_tools
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -45,31 +46,30 @@ OPENAI_FORBIDDEN = frozenset({"$ref", "$defs", "anyOf", "oneOf", "allOf"})
 TARGETS = ("mcp.json", "openai_realtime.json", "gemini_live.json")
 
 
-def flatten(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> dict[str, Any]:
+def flatten(schema: dict[str, Any]) -> dict[str, Any]:
     """Inline `$ref`s, turn `anyOf: [X, null]` into X with `nullable`, and drop titles."""
-    defs = schema.get("$defs", {}) if defs is None else defs
-    if "$ref" in schema:
-        return flatten(defs[schema["$ref"].rsplit("/", 1)[-1]], defs) | {
-            k: v for k, v in schema.items() if k not in ("$ref", "title")
-        }
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in ("$defs", "title"):
-            continue
-        if key == "anyOf":
-            options = [o for o in value if o.get("type") != "null"]
-            if len(options) != 1:
-                raise ValueError(f"cannot flatten a union of {len(options)} types: {value}")
-            out |= flatten(options[0], defs)
-            if len(options) < len(value):
-                out["nullable"] = True
-        elif key == "properties":
-            out[key] = {name: flatten(prop, defs) for name, prop in value.items()}
-        elif key == "items" and isinstance(value, dict):
-            out[key] = flatten(value, defs)
-        else:
-            out[key] = value
-    return out
+
+    def flat(node: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "title":
+                continue
+            if key == "anyOf":
+                options = [o for o in value if o.get("type") != "null"]
+                if len(options) != 1:
+                    raise ValueError(f"cannot flatten a union of {len(options)} types: {value}")
+                out |= flat(options[0])
+                if len(options) < len(value):
+                    out["nullable"] = True
+            elif key == "properties":
+                out[key] = {name: flat(prop) for name, prop in value.items()}
+            elif key == "items" and isinstance(value, dict):
+                out[key] = flat(value)
+            else:
+                out[key] = value
+        return out
+
+    return flat(inline_refs(schema))
 
 
 def openai_parameters(schema: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pydantic import BaseModel, Field
 
-from glyphoxa_mcp.server.tool_arguments import plain_schema
+from glyphoxa_mcp.server.json_schema import plain_schema
 from glyphoxa_mcp.server.tool_schemas import (
     GEMINI_KEYS,
     GEMINI_NAME,
