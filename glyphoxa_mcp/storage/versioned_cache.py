@@ -151,8 +151,7 @@ class VersionedCache:
             # Kept unless made for a lookup behind, or the version moved on meanwhile.
             if not behind and self._version == version:
                 self._values[key] = computed[key]
-        while len(self._values) > self.capacity:
-            self._values.popitem(last=False)
+        self._trim(self._values)
         return found
 
     async def _at(self, version: int | None) -> tuple[int, bool]:
@@ -175,13 +174,12 @@ class VersionedCache:
             else:
                 behind = True
                 # The current version may have moved on again while the counter was read.
-                version = max(now, self._version if self._version is not None else now)
+                version = max(now, self._version or now)
         if version != self._version:
             if self._keeps_outdated:
                 # Older values wait to be updated; a plain `get` never sees them.
                 self._outdated.update(self._values)
-                while len(self._outdated) > self.capacity:
-                    self._outdated.popitem(last=False)
+                self._trim(self._outdated)
             self._values.clear()
             self._version = version
         return version, behind
@@ -215,14 +213,17 @@ class VersionedCache:
         if self._version == version:
             self._outdated.pop(key, None)
             self._values[key] = value
-            while len(self._values) > self.capacity:
-                self._values.popitem(last=False)
+            self._trim(self._values)
         elif self._keeps_outdated:
             # Still newer than what an update would start from otherwise.
             self._outdated[key] = value
-            while len(self._outdated) > self.capacity:
-                self._outdated.popitem(last=False)
+            self._trim(self._outdated)
         return value
+
+    def _trim(self, values: OrderedDict[Hashable, Any]) -> None:
+        """Down to capacity, the least recently used first."""
+        while len(values) > self.capacity:
+            values.popitem(last=False)
 
 
 class _Flight:
