@@ -179,15 +179,11 @@ class EntityQuery:
         for (_, kind, neighbour), key in zip(views, keys, strict=True):
             text = kept[key]
             if text is not None:
-                found.append(
-                    EntityView.model_validate_json(text).model_copy(
-                        update={
-                            "match": kind,
-                            "hops": neighbour.depth if neighbour else None,
-                            "path": list(neighbour.path) if neighbour else None,
-                        }
-                    )
-                )
+                view = EntityView.model_validate_json(text)  # this answer's own copy
+                view.match = kind  # type: ignore[assignment]
+                view.hops = neighbour.depth if neighbour else None
+                view.path = list(neighbour.path) if neighbour else None
+                found.append(view)
         return found
 
     def _key(self, entity_id: str, per_entity: int) -> ShownKey:

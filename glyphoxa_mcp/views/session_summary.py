@@ -43,10 +43,10 @@ async def session_summary(
         async def rule() -> Knowledge:
             return (await memory.campaign()).knowledge
 
-        kept = memory.knowledge_parts
-        return await kept.get(("knowledge rule",), rule, reading.knowledge_version) is (
-            Knowledge.WITNESSED
+        kept = await memory.knowledge_parts.get(
+            ("knowledge rule",), rule, reading.knowledge_version
         )
+        return kept is Knowledge.WITNESSED
 
     # Reads that do not wait on each other go side by side: a call's reads in sequence each
     # wait their turn in a busy server's event loop.
