@@ -22,8 +22,9 @@ Only admitted calls measure, so an estimate that has refused calls for `STALE_AF
 one call of its kind wait if it fits on the estimate's mean, and takes what it measures: a
 tool is never refused for good on a measure taken in a slow spell.
 The places themselves follow the server's own processor: while the event loop runs its
-timers late (every answer and every refusal waits for it), a place is taken away, and given
-back once the loop keeps time with calls waiting. (no database, no MCP)
+timers late (every answer and every refusal waits for it), a place is taken away from the
+calls queued after that (those queued before were promised their starts on the places there
+were), and given back once the loop keeps time with calls waiting. (no database, no MCP)
 """
 
 from __future__ import annotations
@@ -135,6 +136,9 @@ class Ticket:
     order: int
     admitted: anyio.Event = field(default_factory=anyio.Event)
     started: float | None = None
+    # Once queued: the places there were to serve the queue; a place taken away later does
+    # not slow the calls already waiting (their latest starts were foreseen with these).
+    places: int = 0
     # Once queued: the latest start from which it may still finish in time, on average. A
     # queued call is a promise: no later call may go ahead of it so far as to break it.
     latest_start: float = math.inf
@@ -197,9 +201,10 @@ class Admission:
             await anyio.sleep(LAG_PROBE_S)
             self.observe_loop_lag(time.monotonic() - asked - LAG_PROBE_S, self.clock())
 
-    def limit(self, tier: Tier) -> int:
-        """Places a tier's calls may hold at once."""
-        return max(1, self.places // 2) if tier is Tier.DEEP else self.places
+    def limit(self, tier: Tier, places: int | None = None) -> int:
+        """Of `places` (by default the places now), how many a tier's calls may hold."""
+        places = self.places if places is None else places
+        return max(1, places // 2) if tier is Tier.DEEP else places
 
     def service(self, tool: str, tier: Tier, deadline_s: float) -> ServiceTime:
         estimate = self.times.get((tool, tier))
@@ -243,10 +248,11 @@ class Admission:
         rate = self._arriving_work(tier, now) + service_s / ARRIVALS_WINDOW_S
         self.arriving[tier] = (rate, now)
 
-    def _free_for(self, tier: Tier) -> bool:
-        if len(self.running) >= self.places:
+    def _free_for(self, tier: Tier, places: int | None = None) -> bool:
+        places = self.places if places is None else places
+        if len(self.running) >= places:
             return False
-        return sum(r.tier is tier for r in self.running) < self.limit(tier)
+        return sum(r.tier is tier for r in self.running) < self.limit(tier, places)
 
     @contextlib.asynccontextmanager
     async def admitted(
@@ -288,6 +294,7 @@ class Admission:
         else:
             service = own.mean if probe else own.upper
             ticket.latest_start = ticket.arrived + finish_by - service
+            ticket.places = self.places
             self.waiting.append(ticket)
             try:
                 with anyio.move_on_after(ticket.latest_start - now):
@@ -398,16 +405,15 @@ class Admission:
 
     def _hand_on(self) -> None:
         """Free places to the waiting calls, the most urgent tier first; a call past its
-        latest start is woken to be refused, not handed a place it could not use in time."""
+        latest start is woken to be refused, not handed a place it could not use in time. A
+        call is served within the places there were when it was queued, if more than now."""
         now = self.clock()
         for ticket in sorted(self.waiting, key=lambda w: (PRIORITY[w.tier], w.order)):
             if now > ticket.latest_start:
                 self.waiting.remove(ticket)
                 ticket.admitted.set()
                 continue
-            if len(self.running) >= self.places:
-                return
-            if self._free_for(ticket.tier):
+            if self._free_for(ticket.tier, max(self.places, ticket.places)):
                 self.waiting.remove(ticket)
                 self._start(ticket, now)
                 ticket.admitted.set()

@@ -320,6 +320,43 @@ async def test_places_follow_the_event_loop_lag_one_at_a_time() -> None:
         hold.set()
 
 
+async def test_a_place_taken_away_does_not_slow_the_calls_already_waiting() -> None:
+    """A queued call's latest start was foreseen on the places there were: once a lagging
+    loop takes one away, it is still served within them, and only a call queued later waits
+    for the fewer places."""
+    clock = Clock()
+    admission = Admission(2, clock=clock)
+    await measured(admission, clock, "query", Tier.STANDARD, 1.0, 0.05)
+    releases = {name: anyio.Event() for name in ("first", "second", "promised", "later")}
+    admitted: list[str] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def call(name: str) -> None:
+            async with admission.admitted("query", Tier.STANDARD, 1.0):
+                admitted.append(name)
+                await releases[name].wait()
+
+        for name in ("first", "second"):
+            tasks.start_soon(call, name)
+            await until(lambda name=name: name in admitted)
+        tasks.start_soon(call, "promised")
+        await until(lambda: len(admission.waiting) == 1)
+        admission.observe_loop_lag(0.1, clock.now)
+        assert admission.places == 1
+        tasks.start_soon(call, "later")
+        await until(lambda: len(admission.waiting) == 2)
+        releases["first"].set()
+        await until(lambda: "promised" in admitted)
+        assert len(admission.running) == 2
+        releases["second"].set()
+        await anyio.sleep(0.01)
+        assert "later" not in admitted  # one place now, held by "promised"
+        releases["promised"].set()
+        await until(lambda: "later" in admitted)
+        releases["later"].set()
+    assert admitted == ["first", "second", "promised", "later"]
+
+
 async def test_a_call_whose_place_comes_too_late_is_refused_saying_how_long_it_waited() -> None:
     clock = Clock()
     admission, refusals = counted(clock)
