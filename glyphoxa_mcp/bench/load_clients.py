@@ -18,6 +18,7 @@ fails to start, or a process that dies, stops the run with what went wrong.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import random
 import re
@@ -292,6 +293,10 @@ async def _group(plan: GroupPlan, parent: Connection) -> GroupResult:
         for planned in plan.clients:
             clients.start_soon(swarm.client, planned)
         await swarm.ready.wait()
+        # What the warm-up built (the SDK's models, the sessions) lives to the end: out of
+        # the cyclic collector's sight, whose full pass over it once held each process's
+        # loop for 110-150 ms mid-run, and a refusal caught behind it looked late.
+        gc.freeze()
         parent.send((READY, None))
         # The clock's end, once every group is ready (EOFError if the parent went away).
         swarm.end = float(await anyio.to_thread.run_sync(parent.recv))
