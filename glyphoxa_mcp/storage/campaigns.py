@@ -52,6 +52,12 @@ UPSERT_SESSION = f"{_UPSERT_SESSION}RETURNING {SESSION_COLUMNS}"
 # conflict updated has.
 OPEN_SESSION = f"{_UPSERT_SESSION}RETURNING xmax = 0 AS created"
 SELECT_SESSION = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE campaign_id = $1 AND id = $2"
+# A session one viewer may read: not among those withheld from it ($3), nor DM-only for an
+# NPC ($4). Any other session is no row, as one that does not exist.
+SELECT_READABLE_SESSION = f"""
+SELECT {SESSION_COLUMNS} FROM sessions
+WHERE campaign_id = $1 AND id = $2 AND id <> ALL($3::text[]) AND NOT ($4 AND dm_only)
+"""
 SELECT_SESSIONS = f"""
 SELECT {SESSION_COLUMNS} FROM sessions WHERE campaign_id = $1
 ORDER BY coalesce(started_at, created_at), id
@@ -211,6 +217,18 @@ class Sessions:
         if row is None:
             raise NotFoundError(self._unknown(session_id))
         return _session(row)
+
+    async def readable(
+        self, session_id: str, withheld: Collection[str], *, npc: bool
+    ) -> Session | None:
+        """The session if a viewer may read it: not `withheld` from it, nor DM-only when the
+        viewer is an NPC. None otherwise, after the same statement as for a session that does
+        not exist, so that neither the answer nor its time tells a withheld one from none."""
+        with driver_errors(f"read session {session_id!r}"):
+            row = await self._pool.fetchrow(
+                SELECT_READABLE_SESSION, self.campaign_id, session_id, list(withheld), npc
+            )
+        return None if row is None else _session(row)
 
     async def waiting_for_llm(self) -> list[Session]:
         """Sessions ended while the LLM was unreachable."""

@@ -180,20 +180,15 @@ async def known_session(
     exist, naming the argument (`field`) it came in, whose hint lists only sessions the
     viewer may read. The DM-only flags are also judged as read here: `withheld` is as of
     the call's counter, and a session made DM-only since is the DM's all the same."""
-    try:
-        # The row is read whether or not the viewer may read it: a session withheld is
-        # answered after the same statements as one that does not exist, not sooner.
-        session = await memory.sessions.get(session_id)
-        if session_id in withheld or (npc and session.dm_only):
-            raise NotFoundError("withheld")
+    session = await memory.sessions.readable(session_id, withheld, npc=npc)
+    if session is not None:
         return session
-    except NotFoundError:
-        every = await memory.sessions.dm_only_by_id()
-        known = [s for s, dm_only in every.items() if s not in withheld and not (npc and dm_only)]
-        recent = known[-LISTED_IDS:]
-        hint = (
-            f"Known sessions (latest {len(recent)}): {', '.join(recent)}; or use sessions_ago."
-            if recent
-            else "This campaign has no sessions yet."
-        )
-        raise NotFoundError(f"No session {quoted(session_id)} ({field}). {hint}") from None
+    every = await memory.sessions.dm_only_by_id()
+    known = [s for s, dm_only in every.items() if s not in withheld and not (npc and dm_only)]
+    recent = known[-LISTED_IDS:]
+    hint = (
+        f"Known sessions (latest {len(recent)}): {', '.join(recent)}; or use sessions_ago."
+        if recent
+        else "This campaign has no sessions yet."
+    )
+    raise NotFoundError(f"No session {quoted(session_id)} ({field}). {hint}")

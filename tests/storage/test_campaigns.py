@@ -68,6 +68,20 @@ async def test_unknown_sessions_say_how_to_find_valid_ids(memory: CampaignMemory
         await memory.sessions.end("s99", at(2))
 
 
+async def test_a_session_a_viewer_may_not_read_is_no_row_like_one_that_does_not_exist(
+    memory: CampaignMemory,
+) -> None:
+    await memory.sessions.upsert(NewSession(id="s2", title="The DM's prep"))
+    await memory.sessions.set_dm_only("s2", True)
+    readable = memory.sessions.readable
+    assert (await readable("s1", (), npc=True)) == await memory.sessions.get("s1")
+    assert await readable("s1", {"s1"}, npc=True) is None  # withheld from the NPC
+    assert await readable("s2", (), npc=True) is None  # DM-only
+    assert await readable("s99", (), npc=True) is None  # none such
+    dm_only = await readable("s2", (), npc=False)
+    assert dm_only is not None and dm_only.dm_only  # the DM's all the same
+
+
 async def test_sessions_are_per_campaign(
     memory: CampaignMemory, other_campaign: CampaignMemory
 ) -> None:
