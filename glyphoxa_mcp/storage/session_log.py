@@ -101,26 +101,28 @@ ORDER BY e.spoken_at, e.id
 # A speaker says thousands of lines, and all of them hold the same few ids: the ids going by
 # the name are found one after another through the index (each the least id after the
 # last), not by reading every line and dropping repeats. Only the lines the reader may read
-# count ($3: the NPC reading, NULL for the DM; $4: sessions left out), so that someone who
-# spoke only where a reader may not look is, to that reader, someone who never spoke.
+# count ($3: the NPC reading, NULL for the DM; $4: sessions left out), and no speaker hidden
+# from it ($5), so that someone who spoke only where a reader may not look, or whom it may
+# not know, is to that reader someone who never spoke: no row, as for a name no one has.
 SELECT_SPEAKERS = """
 WITH RECURSIVE named (speaker_id) AS (
     (SELECT speaker_id FROM session_entries
      WHERE campaign_id = $1 AND lower(speaker_name) = lower($2)
        AND glyphoxa_may_read(dm_only, heard_by, $3::text) AND session_id <> ALL($4::text[])
+       AND speaker_id <> ALL($5::text[])
      ORDER BY speaker_id LIMIT 1)
     UNION ALL
     SELECT (SELECT e.speaker_id FROM session_entries e
             WHERE e.campaign_id = $1 AND lower(e.speaker_name) = lower($2)
               AND e.speaker_id > named.speaker_id
               AND glyphoxa_may_read(e.dm_only, e.heard_by, $3::text)
-              AND e.session_id <> ALL($4::text[])
+              AND e.session_id <> ALL($4::text[]) AND e.speaker_id <> ALL($5::text[])
             ORDER BY e.speaker_id LIMIT 1)
     FROM named WHERE named.speaker_id IS NOT NULL
 )
 SELECT speaker_id FROM named WHERE speaker_id IS NOT NULL
 UNION
-SELECT $2 WHERE EXISTS (
+SELECT $2 WHERE $2 <> ALL($5::text[]) AND EXISTS (
     SELECT FROM session_entries
     WHERE campaign_id = $1 AND speaker_id = $2
       AND glyphoxa_may_read(dm_only, heard_by, $3::text) AND session_id <> ALL($4::text[])
@@ -421,10 +423,16 @@ class SessionLog:
         }
 
     async def speaker_ids(
-        self, speaker: str, *, reader: str | None = None, skipping: Collection[str] = ()
+        self,
+        speaker: str,
+        *,
+        reader: str | None = None,
+        skipping: Collection[str] = (),
+        hiding: Collection[str] = (),
     ) -> list[str]:
         """The ids of speakers known by this id or (case-insensitively) this name, by the
-        lines of sessions not in `skipping` that `reader` may read (None: the DM, all)."""
+        lines of sessions not in `skipping` that `reader` may read (None: the DM, all); none
+        of the ids in `hiding`."""
         with driver_errors("look up a speaker"):
             rows = await self._pool.fetch(
                 SELECT_SPEAKERS,
@@ -432,6 +440,7 @@ class SessionLog:
                 speaker.strip(),
                 reader,
                 sorted(skipping),
+                sorted(hiding),
             )
         return [row["speaker_id"] for row in rows]
 

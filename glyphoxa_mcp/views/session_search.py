@@ -93,17 +93,15 @@ async def _filters(
         await known_session(reading.memory, session_id, withheld, npc=reading.npc_id is not None)
     speaker_ids = None
     if speaker is not None:
-        # Only by the lines this viewer may read: a speaker heard only in DM-only lines or
-        # withheld sessions is, to an NPC, someone who never spoke.
+        # Only by the lines this viewer may read, and only those it may know: a speaker
+        # heard only in DM-only lines or withheld sessions, or hidden from this NPC, is to
+        # it someone who never spoke, found by the same statement as a name no one has.
         speaker_ids = tuple(
-            await reading.memory.log.speaker_ids(speaker, reader=reading.npc_id, skipping=withheld)
+            await reading.memory.log.speaker_ids(
+                speaker, reader=reading.npc_id, skipping=withheld, hiding=scope.hidden_ids
+            )
         )
-        # Someone hidden from this NPC answers exactly like someone unknown.
-        if (
-            not speaker_ids
-            or scope.redactor.mentions_hidden(speaker)
-            or scope.hidden_ids.intersection(speaker_ids)
-        ):
+        if not speaker_ids or scope.redactor.mentions_hidden(speaker):
             return None
     return reading.transcript_filters(
         withheld,

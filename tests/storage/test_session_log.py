@@ -202,6 +202,20 @@ async def test_a_speaker_is_found_only_by_the_lines_the_reader_may_read(
     assert await memory.log.speaker_ids("anselm") == ["anselm"]
 
 
+async def test_a_speaker_hidden_from_the_reader_is_found_by_no_row(memory: CampaignMemory) -> None:
+    """A hidden speaker is no row, by its id as by its name, as a name no one has; another
+    speaker of the same name is still found."""
+    await memory.log.append_many("s1", [line(0, "Mira", "Fresh bread!"), line(1, "Sable", "Hm.")])
+    other_mira = line(2, "Mira", "Two coppers.").model_copy(update={"speaker_id": "mira-b"})
+    await memory.log.append_many("s1", [other_mira])
+    hiding = {"sable", "mira-b"}
+    for speaker in ("Sable", "sable"):
+        assert await memory.log.speaker_ids(speaker, hiding=hiding) == []
+    assert await memory.log.speaker_ids("mira-b", hiding=hiding) == []
+    assert await memory.log.speaker_ids("Mira", hiding=hiding) == ["mira"]
+    assert await memory.log.speaker_ids("Mira") == ["mira", "mira-b"]
+
+
 async def _row_counts(db: Database, memory: CampaignMemory) -> dict[str, int]:
     rows = await db.pool.fetch(
         "SELECT table_name, row_count FROM campaign_row_counts WHERE campaign_id = $1",
