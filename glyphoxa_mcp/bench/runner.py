@@ -70,7 +70,7 @@ from glyphoxa_mcp.db.database import (
     redact_dsn,
 )
 from glyphoxa_mcp.db.embedded import EMBEDDED_DATABASE, database_dsn, start_embedded_server
-from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION
+from glyphoxa_mcp.db.vector_connection import SELECT_PGVECTOR_VERSION
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError
 from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings

@@ -13,6 +13,7 @@ import asyncpg
 
 from glyphoxa_mcp.config import DEFAULT_EMBEDDING_DIM
 from glyphoxa_mcp.db.driver_errors import driver_errors
+from glyphoxa_mcp.db.vector_connection import SELECT_PGVECTOR_VERSION
 from glyphoxa_mcp.errors import EmbeddingDimensionMismatchError, MigrationError
 
 # Any fixed 64-bit key works; every glyphoxa process takes the same one before migrating.
@@ -42,7 +43,6 @@ SELECT a.atttypmod
 FROM pg_attribute a
 WHERE a.attrelid = to_regclass('chunks') AND a.attname = 'embedding'
 """
-SELECT_PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
 SELECT_AVAILABLE_PGVECTOR = (
     "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
 )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
-from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION, schema_version
+from glyphoxa_mcp.db.migrations import schema_version
+from glyphoxa_mcp.db.vector_connection import SELECT_PGVECTOR_VERSION
 from glyphoxa_mcp.domain.listings import CampaignCounts, DatabaseStatus
 
 # One row per campaign; each count is its own indexed aggregate.

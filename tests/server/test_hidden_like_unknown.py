@@ -27,8 +27,7 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ResourceTemplateReference
 
-from glyphoxa_mcp.db.migrations import SELECT_PGVECTOR_VERSION
-from glyphoxa_mcp.db.vector_connection import ITERATIVE_SCAN_SETTINGS
+from glyphoxa_mcp.db.vector_connection import ITERATIVE_SCAN_SETTINGS, SELECT_PGVECTOR_VERSION
 from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewSession, Visibility
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.domain.vocabulary import EntityType
