@@ -201,10 +201,9 @@ class Admission:
             await anyio.sleep(LAG_PROBE_S)
             self.observe_loop_lag(time.monotonic() - asked - LAG_PROBE_S, self.clock())
 
-    def limit(self, tier: Tier, places: int | None = None) -> int:
-        """Of `places` (by default the places now), how many a tier's calls may hold."""
-        places = self.places if places is None else places
-        return max(1, places // 2) if tier is Tier.DEEP else places
+    def limit(self, tier: Tier) -> int:
+        """Places a tier's calls may hold at once."""
+        return max(1, self.places // 2) if tier is Tier.DEEP else self.places
 
     def service(self, tool: str, tier: Tier, deadline_s: float) -> ServiceTime:
         estimate = self.times.get((tool, tier))
@@ -249,10 +248,13 @@ class Admission:
         self.arriving[tier] = (rate, now)
 
     def _free_for(self, tier: Tier, places: int | None = None) -> bool:
-        places = self.places if places is None else places
-        if len(self.running) >= places:
+        """Whether a call of `tier` may start now, within `places` in all (by default the
+        places now), and a DEEP call within DEEP's share of the places now."""
+        if len(self.running) >= (self.places if places is None else places):
             return False
-        return sum(r.tier is tier for r in self.running) < self.limit(tier, places)
+        return tier is not Tier.DEEP or (
+            sum(r.tier is Tier.DEEP for r in self.running) < self.limit(Tier.DEEP)
+        )
 
     @contextlib.asynccontextmanager
     async def admitted(
@@ -405,15 +407,20 @@ class Admission:
 
     def _hand_on(self) -> None:
         """Free places to the waiting calls, the most urgent tier first; a call past its
-        latest start is woken to be refused, not handed a place it could not use in time. A
-        call is served within the places there were when it was queued, if more than now."""
+        latest start is woken to be refused, not handed a place it could not use in time.
+        While a call queued before a place was taken away still waits, the queue is served
+        on the places that call was promised (in tier order all the same: a FAST call
+        queued since goes first); each tier's share follows the places now."""
         now = self.clock()
+        places = max([self.places, *(w.places for w in self.waiting)])
         for ticket in sorted(self.waiting, key=lambda w: (PRIORITY[w.tier], w.order)):
             if now > ticket.latest_start:
                 self.waiting.remove(ticket)
                 ticket.admitted.set()
                 continue
-            if self._free_for(ticket.tier, max(self.places, ticket.places)):
+            if len(self.running) >= places:
+                return
+            if self._free_for(ticket.tier, places):
                 self.waiting.remove(ticket)
                 self._start(ticket, now)
                 ticket.admitted.set()

@@ -349,12 +349,56 @@ async def test_a_place_taken_away_does_not_slow_the_calls_already_waiting() -> N
         await until(lambda: "promised" in admitted)
         assert len(admission.running) == 2
         releases["second"].set()
-        await anyio.sleep(0.01)
+        await until(lambda: len(admission.running) == 1)  # its place handed on, or not
         assert "later" not in admitted  # one place now, held by "promised"
         releases["promised"].set()
         await until(lambda: "later" in admitted)
         releases["later"].set()
     assert admitted == ["first", "second", "promised", "later"]
+
+
+async def test_the_places_promised_to_a_queue_still_go_to_the_most_urgent_tier_first() -> None:
+    """A FAST call queued after a place was taken away goes ahead of the DEEP calls queued
+    before it, on the places they were promised; DEEP calls keep to their share of the
+    places now."""
+    clock = Clock()
+    admission = Admission(4, clock=clock)
+    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.05)
+    await measured(admission, clock, "deep", Tier.DEEP, 40.0, 0.05)
+    await measured(admission, clock, "fast", Tier.FAST, 10.0, 0.05)
+    names = ("s1", "s2", "s3", "s4", "d1", "d2", "fast")
+    releases = {name: anyio.Event() for name in names}
+    admitted: list[str] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def call(name: str, tool: str, tier: Tier, deadline_s: float) -> None:
+            async with admission.admitted(tool, tier, deadline_s):
+                admitted.append(name)
+                await releases[name].wait()
+
+        for name in ("s1", "s2", "s3", "s4"):
+            tasks.start_soon(call, name, "search", Tier.STANDARD, 1.0)
+            await until(lambda name=name: name in admitted)
+        for waiting, name in enumerate(("d1", "d2"), start=1):
+            tasks.start_soon(call, name, "deep", Tier.DEEP, 40.0)
+            await until(lambda waiting=waiting: len(admission.waiting) == waiting)
+        admission.observe_loop_lag(0.1, clock.now)
+        assert admission.places == 3
+        tasks.start_soon(call, "fast", "fast", Tier.FAST, 10.0)
+        await until(lambda: len(admission.waiting) == 3)
+        releases["s1"].set()
+        await until(lambda: len(admitted) == 5)
+        assert admitted[-1] == "fast"
+        releases["s2"].set()
+        await until(lambda: len(admitted) == 6)
+        assert admitted[-1] == "d1"
+        releases["s3"].set()
+        await until(lambda: len(admission.running) == 3)  # its place handed on, or not
+        assert "d2" not in admitted  # DEEP's share of three places is one, d1's
+        for name in ("s4", "fast", "d1"):
+            releases[name].set()
+        await until(lambda: "d2" in admitted)
+        releases["d2"].set()
 
 
 async def test_a_call_whose_place_comes_too_late_is_refused_saying_how_long_it_waited() -> None:
