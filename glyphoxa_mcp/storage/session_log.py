@@ -104,29 +104,34 @@ ORDER BY e.spoken_at, e.id
 # count ($3: the NPC reading, NULL for the DM; $4: sessions left out), and no speaker hidden
 # from it ($5), so that someone who spoke only where a reader may not look, or whom it may
 # not know, is to that reader someone who never spoke: no row, as for a name no one has.
+# The hidden ids are left out of what was found, not of the walk: left out of the walk, the
+# next id would be sought through every line of a hidden speaker first, which would take
+# as long as the speaker spoke.
 SELECT_SPEAKERS = """
 WITH RECURSIVE named (speaker_id) AS (
     (SELECT speaker_id FROM session_entries
      WHERE campaign_id = $1 AND lower(speaker_name) = lower($2)
        AND glyphoxa_may_read(dm_only, heard_by, $3::text) AND session_id <> ALL($4::text[])
-       AND speaker_id <> ALL($5::text[])
      ORDER BY speaker_id LIMIT 1)
     UNION ALL
     SELECT (SELECT e.speaker_id FROM session_entries e
             WHERE e.campaign_id = $1 AND lower(e.speaker_name) = lower($2)
               AND e.speaker_id > named.speaker_id
               AND glyphoxa_may_read(e.dm_only, e.heard_by, $3::text)
-              AND e.session_id <> ALL($4::text[]) AND e.speaker_id <> ALL($5::text[])
+              AND e.session_id <> ALL($4::text[])
             ORDER BY e.speaker_id LIMIT 1)
     FROM named WHERE named.speaker_id IS NOT NULL
 )
-SELECT speaker_id FROM named WHERE speaker_id IS NOT NULL
-UNION
-SELECT $2 WHERE $2 <> ALL($5::text[]) AND EXISTS (
-    SELECT FROM session_entries
-    WHERE campaign_id = $1 AND speaker_id = $2
-      AND glyphoxa_may_read(dm_only, heard_by, $3::text) AND session_id <> ALL($4::text[])
-)
+SELECT speaker_id FROM (
+    SELECT speaker_id FROM named WHERE speaker_id IS NOT NULL
+    UNION
+    SELECT $2 WHERE EXISTS (
+        SELECT FROM session_entries
+        WHERE campaign_id = $1 AND speaker_id = $2
+          AND glyphoxa_may_read(dm_only, heard_by, $3::text) AND session_id <> ALL($4::text[])
+    )
+) found
+WHERE speaker_id <> ALL($5::text[])
 ORDER BY speaker_id
 """
 SELECT_LATEST_SESSION = """

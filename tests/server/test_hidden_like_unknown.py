@@ -230,6 +230,7 @@ CASES = {
     "DM-only session id": Case("session-5", "session-9"),
     "session whose id names a hidden entity": Case("salt-knives-den", "salt-knaves-den"),
     "hidden NPC id": Case("sable", "sabre"),
+    "hidden NPC name": Case("Mother Sable", "Mother Sabre"),
 }
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,6 +10,7 @@ from glyphoxa_mcp.domain.models import NewChunk, NewEntry, NewSession, SearchFil
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.storage.semantic_index import content_hash
+from glyphoxa_mcp.storage.session_log import SELECT_SPEAKERS
 
 START = datetime(2026, 3, 14, 19, 0, tzinfo=UTC)
 
@@ -214,6 +216,30 @@ async def test_a_speaker_hidden_from_the_reader_is_found_by_no_row(memory: Campa
     assert await memory.log.speaker_ids("mira-b", hiding=hiding) == []
     assert await memory.log.speaker_ids("Mira", hiding=hiding) == ["mira"]
     assert await memory.log.speaker_ids("Mira") == ["mira", "mira-b"]
+
+
+async def _blocks_read(db: Database, sql: str, *args: object) -> int:
+    plan = await db.pool.fetchval(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", *args)
+    root = json.loads(plan)[0]["Plan"]
+    return int(root["Shared Hit Blocks"] + root["Shared Read Blocks"])
+
+
+async def test_a_hidden_speaker_costs_the_lookup_no_more_than_a_name_no_one_has(
+    db: Database, memory: CampaignMemory
+) -> None:
+    """However much a hidden speaker said, looking it up reads what looking up a name no
+    one has reads, give or take the index page its first line is on: the time of the
+    answer says nothing of it."""
+    chatter = [line(second, "Sable", f"Word {second} of many.") for second in range(2000)]
+    await memory.log.append_many("s1", [line(0, "Mira", "Fresh bread!"), *chatter])
+
+    def looking_up(name: str) -> tuple[object, ...]:
+        # The DM reading (every line readable), every session, Sable hidden.
+        return (memory.campaign_id, name, None, [], ["sable"])
+
+    hidden = await _blocks_read(db, SELECT_SPEAKERS, *looking_up("Sable"))
+    unknown = await _blocks_read(db, SELECT_SPEAKERS, *looking_up("Sabre"))
+    assert hidden <= unknown + 4, (hidden, unknown)
 
 
 async def _row_counts(db: Database, memory: CampaignMemory) -> dict[str, int]:
