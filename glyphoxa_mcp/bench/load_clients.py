@@ -296,6 +296,7 @@ async def _group(plan: GroupPlan, parent: Connection) -> GroupResult:
         # What the warm-up built (the SDK's models, the sessions) lives to the end: out of
         # the cyclic collector's sight, whose full pass over it once held each process's
         # loop for 110-150 ms mid-run, and a refusal caught behind it looked late.
+        gc.collect()
         gc.freeze()
         parent.send((READY, None))
         # The clock's end, once every group is ready (EOFError if the parent went away).
