@@ -48,10 +48,19 @@ async def session_summary(
         )
         return kept is Knowledge.WITNESSED
 
+    async def involved_by_id() -> list[EntityLabel] | None:
+        """The DM's entities of a session asked for by id, read beside the session itself:
+        the DM may read every session. An NPC's wait until the session is known to be one
+        it may read, so that one it may not is answered after the same statements as one
+        that does not exist."""
+        if npc_id is not None or session_id is None:
+            return None
+        return await memory.queries.session_entities(session_id, None)
+
     # Reads that do not wait on each other go side by side: a call's reads in sequence each
     # wait their turn in a busy server's event loop.
-    session, by_witness = await concurrently(
-        lambda: _the_session(reading, session_id, sessions_ago), witnessed
+    session, by_witness, involved_already = await concurrently(
+        lambda: _the_session(reading, session_id, sessions_ago), witnessed, involved_by_id
     )
     redactor = scope.redactor
     summary = redactor.redact(session.summary) if session.summary is not None else None
@@ -60,7 +69,9 @@ async def session_summary(
     def involved_entities() -> Awaitable[list[EntityLabel]]:
         return memory.queries.session_entities(session.id, npc_id)
 
-    if by_witness:
+    if involved_already is not None:
+        involved = involved_already
+    elif by_witness:
         known, parts, involved = await concurrently(
             lambda: _known_scenes(memory, session.id, npc_id or ""),
             lambda: memory.summary_parts.parts_of(session.id),

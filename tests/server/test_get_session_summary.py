@@ -41,6 +41,18 @@ async def test_the_last_finished_session_is_the_default(connect: Connect) -> Non
     assert {e["id"] for e in before["entities"]} >= {"mira"}
 
 
+async def test_a_session_asked_by_id_is_the_same_as_asked_by_how_long_ago(
+    connect: Connect,
+) -> None:
+    """The DM's entities of a session asked for by id are read beside the session: the same
+    answer as when the session is found first."""
+    async with connect() as client:
+        by_id = await call(client, TOOL, session_id="s1")
+        by_age = await call(client, TOOL, sessions_ago=2)
+    assert by_id == by_age
+    assert {e["id"] for e in by_id["entities"]} >= {"mira"}
+
+
 async def test_a_session_without_a_summary_says_so(connect: Connect) -> None:
     async with connect() as client:
         running = await call(client, TOOL, session_id="s3")
