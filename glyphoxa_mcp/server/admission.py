@@ -252,9 +252,10 @@ class Admission:
         places now), and a DEEP call within DEEP's share of the places now."""
         if len(self.running) >= (self.places if places is None else places):
             return False
-        return tier is not Tier.DEEP or (
-            sum(r.tier is Tier.DEEP for r in self.running) < self.limit(Tier.DEEP)
-        )
+        return tier is not Tier.DEEP or not self._deep_share_taken()
+
+    def _deep_share_taken(self) -> bool:
+        return sum(r.tier is Tier.DEEP for r in self.running) >= self.limit(Tier.DEEP)
 
     @contextlib.asynccontextmanager
     async def admitted(
@@ -412,18 +413,30 @@ class Admission:
         on the places that call was promised (in tier order all the same: a FAST call
         queued since goes first); each tier's share follows the places now."""
         now = self.clock()
-        places = max([self.places, *(w.places for w in self.waiting)])
+        for late in [w for w in self.waiting if now > w.latest_start]:
+            self.waiting.remove(late)
+            late.admitted.set()
+        places = self._promised_places()
         for ticket in sorted(self.waiting, key=lambda w: (PRIORITY[w.tier], w.order)):
-            if now > ticket.latest_start:
-                self.waiting.remove(ticket)
-                ticket.admitted.set()
-                continue
             if len(self.running) >= places:
                 return
             if self._free_for(ticket.tier, places):
                 self.waiting.remove(ticket)
                 self._start(ticket, now)
                 ticket.admitted.set()
+                places = self._promised_places()
+
+    def _promised_places(self) -> int:
+        """The most places a waiting call that could start now was queued on, and at least
+        the places now. A DEEP call held back by DEEP's share holds no places up for the
+        calls queued after it."""
+        deep_held_back = self._deep_share_taken()
+        return max(
+            [
+                self.places,
+                *(w.places for w in self.waiting if not (deep_held_back and w.tier is Tier.DEEP)),
+            ]
+        )
 
     def _refuse(self, tier: Tier, *, at_once: bool) -> None:
         if at_once:

@@ -349,8 +349,8 @@ async def test_a_place_taken_away_does_not_slow_the_calls_already_waiting() -> N
         await until(lambda: "promised" in admitted)
         assert len(admission.running) == 2
         releases["second"].set()
-        await until(lambda: len(admission.running) == 1)  # its place handed on, or not
-        assert "later" not in admitted  # one place now, held by "promised"
+        await until(lambda: len(admission.running + admission.waiting) == 2)
+        assert len(admission.waiting) == 1  # "later": one place now, held by "promised"
         releases["promised"].set()
         await until(lambda: "later" in admitted)
         releases["later"].set()
@@ -393,12 +393,57 @@ async def test_the_places_promised_to_a_queue_still_go_to_the_most_urgent_tier_f
         await until(lambda: len(admitted) == 6)
         assert admitted[-1] == "d1"
         releases["s3"].set()
-        await until(lambda: len(admission.running) == 3)  # its place handed on, or not
-        assert "d2" not in admitted  # DEEP's share of three places is one, d1's
+        await until(lambda: len(admission.running + admission.waiting) == 4)
+        assert len(admission.waiting) == 1  # d2: DEEP's share of three places is one, d1's
         for name in ("s4", "fast", "d1"):
             releases[name].set()
         await until(lambda: "d2" in admitted)
         releases["d2"].set()
+
+
+async def test_a_deep_call_held_back_by_its_share_holds_no_promised_places_up() -> None:
+    """A DEEP call queued before a place was taken away, but held back by DEEP's share of
+    the places, does not keep the queue on the places it was promised: a call queued after
+    the cut waits for the fewer places."""
+    clock = Clock()
+    admission = Admission(4, clock=clock)
+    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.05)
+    await measured(admission, clock, "deep", Tier.DEEP, 40.0, 0.05)
+    names = ("d1", "d2", "s1", "s2", "later")
+    releases = {name: anyio.Event() for name in names}
+    admitted: list[str] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def call(name: str, tool: str, tier: Tier, deadline_s: float) -> None:
+            async with admission.admitted(tool, tier, deadline_s):
+                admitted.append(name)
+                await releases[name].wait()
+
+        for name, tool, tier, deadline_s in (
+            ("d1", "deep", Tier.DEEP, 40.0),
+            ("d2", "deep", Tier.DEEP, 40.0),
+            ("s1", "search", Tier.STANDARD, 1.0),
+            ("s2", "search", Tier.STANDARD, 1.0),
+        ):
+            tasks.start_soon(call, name, tool, tier, deadline_s)
+            await until(lambda name=name: name in admitted)
+        tasks.start_soon(call, "d3", "deep", Tier.DEEP, 40.0)
+        releases["d3"] = anyio.Event()
+        await until(lambda: len(admission.waiting) == 1)
+        admission.observe_loop_lag(0.1, clock.now)
+        assert admission.places == 3
+        tasks.start_soon(call, "later", "search", Tier.STANDARD, 1.0)
+        await until(lambda: len(admission.waiting) == 2)
+        releases["s1"].set()
+        await until(lambda: len(admission.running + admission.waiting) == 5)
+        # d3 is held back (two DEEP calls run, DEEP's share of three places is one), so the
+        # queue is served on three places, which the three running calls fill.
+        assert len(admission.running) == 3 and len(admission.waiting) == 2
+        for name in ("d1", "d2", "s2"):
+            releases[name].set()
+        await until(lambda: {"later", "d3"} <= set(admitted))
+        releases["later"].set()
+        releases["d3"].set()
 
 
 async def test_a_call_whose_place_comes_too_late_is_refused_saying_how_long_it_waited() -> None:
