@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 import pytest
+from anyio.abc import TaskGroup
 
 from glyphoxa_mcp.domain.tiers import Tier
 from glyphoxa_mcp.errors import MemoryBusyError
@@ -320,130 +321,139 @@ async def test_places_follow_the_event_loop_lag_one_at_a_time() -> None:
         hold.set()
 
 
+# (tool, tier, deadline in seconds) of the calls below, measured at 50 ms each.
+SEARCH = ("search", Tier.STANDARD, 1.0)
+DEEP_QUERY = ("deep", Tier.DEEP, 40.0)
+FAST_LOOKUP = ("fast", Tier.FAST, 10.0)
+
+
+class NamedCalls:
+    """Calls made by name, each holding its place until released, and the order in which
+    they were admitted."""
+
+    def __init__(self, admission: Admission, tasks: TaskGroup) -> None:
+        self.admission = admission
+        self.tasks = tasks
+        self.releases: dict[str, anyio.Event] = {}
+        self.admitted: list[str] = []
+        self.ended = 0
+
+    async def started(self, name: str, call: tuple[str, Tier, float]) -> None:
+        """The call made, and admitted."""
+        self.make(name, call)
+        await until(lambda: name in self.admitted)
+
+    async def queued(self, name: str, call: tuple[str, Tier, float]) -> None:
+        """The call made, and waiting."""
+        waiting = len(self.admission.waiting)
+        self.make(name, call)
+        await until(lambda: len(self.admission.waiting) == waiting + 1)
+
+    def make(self, name: str, call: tuple[str, Tier, float]) -> None:
+        self.releases[name] = anyio.Event()
+        self.tasks.start_soon(self._call, name, *call)
+
+    async def release(self, name: str) -> None:
+        """The call ended, its place handed on (or not) to the calls waiting, and any call
+        handed one admitted."""
+        calls = len(self.admission.running + self.admission.waiting)
+        self.releases[name].set()
+        self.ended += 1
+        await until(
+            lambda: (
+                len(self.admission.running + self.admission.waiting) == calls - 1
+                and len(self.admitted) == len(self.admission.running) + self.ended
+            )
+        )
+
+    def release_all(self) -> None:
+        for release in self.releases.values():
+            release.set()
+
+    async def _call(self, name: str, tool: str, tier: Tier, deadline_s: float) -> None:
+        async with self.admission.admitted(tool, tier, deadline_s):
+            self.admitted.append(name)
+            await self.releases[name].wait()
+
+
+@contextlib.asynccontextmanager
+async def named_calls(places: int) -> AsyncIterator[NamedCalls]:
+    """Calls by name on `places` places, the three kinds above measured; released at the
+    end of the block."""
+    clock = Clock()
+    admission = Admission(places, clock=clock)
+    for tool, tier, deadline_s in (SEARCH, DEEP_QUERY, FAST_LOOKUP):
+        await measured(admission, clock, tool, tier, deadline_s, 0.05)
+    async with anyio.create_task_group() as tasks:
+        calls = NamedCalls(admission, tasks)
+        try:
+            yield calls
+        finally:
+            calls.release_all()
+
+
+def lagging(admission: Admission) -> None:
+    """One place taken away, as a loop running its timers late takes it."""
+    places = admission.places
+    admission.observe_loop_lag(0.1, admission.clock())
+    assert admission.places == places - 1
+
+
 async def test_a_place_taken_away_does_not_slow_the_calls_already_waiting() -> None:
     """A queued call's latest start was foreseen on the places there were: once a lagging
     loop takes one away, it is still served within them, and only a call queued later waits
     for the fewer places."""
-    clock = Clock()
-    admission = Admission(2, clock=clock)
-    await measured(admission, clock, "query", Tier.STANDARD, 1.0, 0.05)
-    releases = {name: anyio.Event() for name in ("first", "second", "promised", "later")}
-    admitted: list[str] = []
-    async with anyio.create_task_group() as tasks:
-
-        async def call(name: str) -> None:
-            async with admission.admitted("query", Tier.STANDARD, 1.0):
-                admitted.append(name)
-                await releases[name].wait()
-
-        for name in ("first", "second"):
-            tasks.start_soon(call, name)
-            await until(lambda name=name: name in admitted)
-        tasks.start_soon(call, "promised")
-        await until(lambda: len(admission.waiting) == 1)
-        admission.observe_loop_lag(0.1, clock.now)
-        assert admission.places == 1
-        tasks.start_soon(call, "later")
-        await until(lambda: len(admission.waiting) == 2)
-        releases["first"].set()
-        await until(lambda: "promised" in admitted)
-        assert len(admission.running) == 2
-        releases["second"].set()
-        await until(lambda: len(admission.running + admission.waiting) == 2)
-        assert len(admission.waiting) == 1  # "later": one place now, held by "promised"
-        releases["promised"].set()
-        await until(lambda: "later" in admitted)
-        releases["later"].set()
-    assert admitted == ["first", "second", "promised", "later"]
+    async with named_calls(2) as calls:
+        await calls.started("first", SEARCH)
+        await calls.started("second", SEARCH)
+        await calls.queued("promised", SEARCH)
+        lagging(calls.admission)
+        await calls.queued("later", SEARCH)
+        await calls.release("first")
+        assert calls.admitted[-1] == "promised"  # on the two places it was queued on
+        await calls.release("second")
+        assert "later" not in calls.admitted  # one place now, held by "promised"
+        await calls.release("promised")
+        assert calls.admitted == ["first", "second", "promised", "later"]
 
 
 async def test_the_places_promised_to_a_queue_still_go_to_the_most_urgent_tier_first() -> None:
     """A FAST call queued after a place was taken away goes ahead of the DEEP calls queued
     before it, on the places they were promised; DEEP calls keep to their share of the
     places now."""
-    clock = Clock()
-    admission = Admission(4, clock=clock)
-    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.05)
-    await measured(admission, clock, "deep", Tier.DEEP, 40.0, 0.05)
-    await measured(admission, clock, "fast", Tier.FAST, 10.0, 0.05)
-    names = ("s1", "s2", "s3", "s4", "d1", "d2", "fast")
-    releases = {name: anyio.Event() for name in names}
-    admitted: list[str] = []
-    async with anyio.create_task_group() as tasks:
-
-        async def call(name: str, tool: str, tier: Tier, deadline_s: float) -> None:
-            async with admission.admitted(tool, tier, deadline_s):
-                admitted.append(name)
-                await releases[name].wait()
-
+    async with named_calls(4) as calls:
         for name in ("s1", "s2", "s3", "s4"):
-            tasks.start_soon(call, name, "search", Tier.STANDARD, 1.0)
-            await until(lambda name=name: name in admitted)
-        for waiting, name in enumerate(("d1", "d2"), start=1):
-            tasks.start_soon(call, name, "deep", Tier.DEEP, 40.0)
-            await until(lambda waiting=waiting: len(admission.waiting) == waiting)
-        admission.observe_loop_lag(0.1, clock.now)
-        assert admission.places == 3
-        tasks.start_soon(call, "fast", "fast", Tier.FAST, 10.0)
-        await until(lambda: len(admission.waiting) == 3)
-        releases["s1"].set()
-        await until(lambda: len(admitted) == 5)
-        assert admitted[-1] == "fast"
-        releases["s2"].set()
-        await until(lambda: len(admitted) == 6)
-        assert admitted[-1] == "d1"
-        releases["s3"].set()
-        await until(lambda: len(admission.running + admission.waiting) == 4)
-        assert len(admission.waiting) == 1  # d2: DEEP's share of three places is one, d1's
-        for name in ("s4", "fast", "d1"):
-            releases[name].set()
-        await until(lambda: "d2" in admitted)
-        releases["d2"].set()
+            await calls.started(name, SEARCH)
+        await calls.queued("d1", DEEP_QUERY)
+        await calls.queued("d2", DEEP_QUERY)
+        lagging(calls.admission)
+        await calls.queued("fast", FAST_LOOKUP)
+        await calls.release("s1")
+        assert calls.admitted[-1] == "fast"
+        await calls.release("s2")
+        assert calls.admitted[-1] == "d1"
+        await calls.release("s3")
+        assert "d2" not in calls.admitted  # DEEP's share of three places is one, d1's
+        await calls.release("d1")
+        assert calls.admitted[-1] == "d2"
 
 
 async def test_a_deep_call_held_back_by_its_share_holds_no_promised_places_up() -> None:
     """A DEEP call queued before a place was taken away, but held back by DEEP's share of
     the places, does not keep the queue on the places it was promised: a call queued after
     the cut waits for the fewer places."""
-    clock = Clock()
-    admission = Admission(4, clock=clock)
-    await measured(admission, clock, "search", Tier.STANDARD, 1.0, 0.05)
-    await measured(admission, clock, "deep", Tier.DEEP, 40.0, 0.05)
-    names = ("d1", "d2", "s1", "s2", "later")
-    releases = {name: anyio.Event() for name in names}
-    admitted: list[str] = []
-    async with anyio.create_task_group() as tasks:
-
-        async def call(name: str, tool: str, tier: Tier, deadline_s: float) -> None:
-            async with admission.admitted(tool, tier, deadline_s):
-                admitted.append(name)
-                await releases[name].wait()
-
-        for name, tool, tier, deadline_s in (
-            ("d1", "deep", Tier.DEEP, 40.0),
-            ("d2", "deep", Tier.DEEP, 40.0),
-            ("s1", "search", Tier.STANDARD, 1.0),
-            ("s2", "search", Tier.STANDARD, 1.0),
-        ):
-            tasks.start_soon(call, name, tool, tier, deadline_s)
-            await until(lambda name=name: name in admitted)
-        tasks.start_soon(call, "d3", "deep", Tier.DEEP, 40.0)
-        releases["d3"] = anyio.Event()
-        await until(lambda: len(admission.waiting) == 1)
-        admission.observe_loop_lag(0.1, clock.now)
-        assert admission.places == 3
-        tasks.start_soon(call, "later", "search", Tier.STANDARD, 1.0)
-        await until(lambda: len(admission.waiting) == 2)
-        releases["s1"].set()
-        await until(lambda: len(admission.running + admission.waiting) == 5)
+    async with named_calls(4) as calls:
+        for name, call in (("d1", DEEP_QUERY), ("d2", DEEP_QUERY), ("s1", SEARCH), ("s2", SEARCH)):
+            await calls.started(name, call)
+        await calls.queued("d3", DEEP_QUERY)
+        lagging(calls.admission)
+        await calls.queued("later", SEARCH)
+        await calls.release("s1")
         # d3 is held back (two DEEP calls run, DEEP's share of three places is one), so the
         # queue is served on three places, which the three running calls fill.
-        assert len(admission.running) == 3 and len(admission.waiting) == 2
-        for name in ("d1", "d2", "s2"):
-            releases[name].set()
-        await until(lambda: {"later", "d3"} <= set(admitted))
-        releases["later"].set()
-        releases["d3"].set()
+        assert "later" not in calls.admitted
+        await calls.release("s2")
+        assert calls.admitted[-1] == "later"
 
 
 async def test_a_call_whose_place_comes_too_late_is_refused_saying_how_long_it_waited() -> None:
