@@ -141,6 +141,49 @@ def walk_cte(
     return ",".join(levels) + f",\n        walk (id, depth, path, via) AS ({union})"
 
 
+# The entities of a session, as an array of ids, so that they are fetched by key: the planner
+# cannot know that a session involves dozens of entities, not thousands. One statement for
+# the DM and one for an NPC, not one for both with branches switched off by whether $3 is
+# NULL: a statement with such branches is planned anew at every call (its generic plan
+# looks dearer), which took as long as running it.
+_SESSION_ENTITIES = """
+    WITH involved AS ({involved})
+    SELECT e.id, e.type, e.name FROM entities e
+    WHERE e.campaign_id = $1 AND e.id = ANY(ARRAY(SELECT id FROM involved)){known}
+    ORDER BY e.type, e.name, e.id
+"""
+# The DM: every passage's tags, tallied when the session was processed (sql/011), and
+# everything else.
+SESSION_ENTITIES_FOR_THE_DM = _SESSION_ENTITIES.format(
+    involved="""
+        SELECT entity_id AS id FROM session_chunk_entities
+        WHERE campaign_id = $1 AND session_id = $2
+        UNION SELECT npc_id FROM session_entries
+        WHERE campaign_id = $1 AND session_id = $2 AND npc_id IS NOT NULL
+        UNION SELECT subject_id FROM facts
+        WHERE campaign_id = $1 AND session_id = $2 AND subject_id IS NOT NULL
+        UNION SELECT unnest(ARRAY[source_id, target_id]) FROM relationships
+        WHERE campaign_id = $1 AND provenance ->> 'session_id' = $2""",
+    known="",
+)
+# An NPC ($3): the tags of the passages and the speakers of the lines it may read, the facts
+# and relationships it may know, and of those entities the ones it may know.
+SESSION_ENTITIES_FOR_AN_NPC = _SESSION_ENTITIES.format(
+    involved=f"""
+        SELECT unnest(c.entity_ids) AS id FROM chunks c
+        WHERE c.campaign_id = $1 AND c.session_id = $2 AND {may_read("c", "$3")}
+        UNION SELECT npc_id FROM session_entries e
+        WHERE campaign_id = $1 AND session_id = $2 AND npc_id IS NOT NULL
+          AND {may_read("e", "$3")}
+        UNION SELECT subject_id FROM facts f
+        WHERE campaign_id = $1 AND session_id = $2 AND subject_id IS NOT NULL
+          AND {visible("f", "$3")}
+        UNION SELECT unnest(ARRAY[source_id, target_id]) FROM relationships r
+        WHERE campaign_id = $1 AND provenance ->> 'session_id' = $2 AND {visible("r", "$3")}""",
+    known=f" AND {entity_visible('e', '$3')}",
+)
+
+
 class GraphQueries:
     """Reads across the graph of one campaign, always within an NPC's scope (None: the DM)."""
 
@@ -382,34 +425,12 @@ class GraphQueries:
     ) -> list[EntityLabel]:
         """Entities involved in a session: tagged in its chunks, speaking in it, or the subject
         or an end of facts and relationships sourced from it."""
-        sql = f"""
-            WITH involved AS (
-                -- The DM: every passage's tags, tallied. An NPC: those of the passages it
-                -- may read.
-                SELECT entity_id AS id FROM session_chunk_entities
-                WHERE campaign_id = $1 AND session_id = $2 AND $3::text IS NULL
-                UNION SELECT unnest(c.entity_ids) FROM chunks c
-                WHERE c.campaign_id = $1 AND c.session_id = $2 AND $3::text IS NOT NULL
-                  AND {may_read("c", "$3")}
-                UNION SELECT npc_id FROM session_entries e
-                WHERE campaign_id = $1 AND session_id = $2 AND npc_id IS NOT NULL
-                  AND {may_read("e", "$3")}
-                UNION SELECT subject_id FROM facts f
-                WHERE campaign_id = $1 AND session_id = $2 AND subject_id IS NOT NULL
-                  AND {visible("f", "$3")}
-                UNION SELECT unnest(ARRAY[source_id, target_id]) FROM relationships r
-                WHERE campaign_id = $1 AND provenance ->> 'session_id' = $2
-                  AND {visible("r", "$3")}
-            )
-            -- As an array of ids, so that the entities are fetched by key: the planner
-            -- cannot know that a session involves dozens of entities, not thousands.
-            SELECT e.id, e.type, e.name FROM entities e
-            WHERE e.campaign_id = $1 AND e.id = ANY(ARRAY(SELECT id FROM involved))
-              AND {entity_visible("e", "$3")}
-            ORDER BY e.type, e.name, e.id
-        """
+        args: tuple[str, ...] = (self.campaign_id, session_id)
+        sql = SESSION_ENTITIES_FOR_THE_DM
+        if npc_id is not None:
+            args, sql = (*args, npc_id), SESSION_ENTITIES_FOR_AN_NPC
         with driver_errors(f"read the entities of session {session_id!r}"):
-            rows = await self._pool.fetch(sql, self.campaign_id, session_id, npc_id)
+            rows = await self._pool.fetch(sql, *args)
         return [EntityLabel(id=row["id"], type=row["type"], name=row["name"]) for row in rows]
 
     async def chunks_near_entities(
