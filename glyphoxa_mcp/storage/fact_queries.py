@@ -21,7 +21,7 @@ from glyphoxa_mcp.storage.knowledge_graph import (
     fact_from_row,
     relationship_from_row,
 )
-from glyphoxa_mcp.storage.sql_parts import Params, entity_visible_by_id, visible, where
+from glyphoxa_mcp.storage.sql_parts import Params, entity_visible_by_id, knowing, visible, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
 
@@ -41,10 +41,10 @@ def _conditions(filters: FactFilters, params: Params, npc: str | None) -> list[s
     (besides the campaign), about a subject it may know. The DM's statement has no
     conditions of knowing at all, rather than ones a NULL placeholder switches off: those
     PostgreSQL plans afresh at every call, and planning took half of its time."""
-    conditions = ["f.superseded_by IS NULL"]
+    conditions = ["f.superseded_by IS NULL", *knowing("f", npc)]
     if npc is not None:
         subject = entity_visible_by_id("f.subject_id", "f.campaign_id", npc)
-        conditions += [visible("f", npc), f"(f.subject_id IS NULL OR {subject})"]
+        conditions.append(f"(f.subject_id IS NULL OR {subject})")
     if filters.subject_ids is not None:
         conditions.append(f"f.subject_id = ANY({params.add(list(filters.subject_ids))}::text[])")
     if filters.session_id is not None:

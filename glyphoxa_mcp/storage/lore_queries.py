@@ -10,7 +10,7 @@ import asyncpg
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import Frozen, Visibility, checked_embedding, checked_query
-from glyphoxa_mcp.storage.sql_parts import Params, visible, where
+from glyphoxa_mcp.storage.sql_parts import Params, knowing, where
 from glyphoxa_mcp.storage.vector_search import exact_variant, nearest_rows
 from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
 
@@ -68,13 +68,13 @@ class LoreQueries:
     async def by_text(self, query: str, *, k: int, npc_id: str | None) -> list[LoreMatch]:
         """Sections sharing words with the query (or their headings), best first (BM25)."""
         params = Params(self.campaign_id)
-        npc = params.add(npc_id)
+        npc = None if npc_id is None else params.add(npc_id)
         text = params.add(checked_query(query))
         search = WordSearch(
             table="lore_sections",
             alias="l",
             columns=PASSAGE_COLUMNS,
-            conditions=[visible("l", npc)],
+            conditions=knowing("l", npc),
             query=text,
             limit=params.add(k),
             k=k,
@@ -89,9 +89,9 @@ class LoreQueries:
         """Sections nearest the query vector (score: cosine similarity)."""
         vector = checked_embedding(embedding, self.dimension)
         params = Params(self.campaign_id)
-        npc = params.add(npc_id)
+        npc = None if npc_id is None else params.add(npc_id)
         query_vector = params.add(vector)
-        conditions = ["l.campaign_id = $1", visible("l", npc)]
+        conditions = ["l.campaign_id = $1", *knowing("l", npc)]
         select = f"""
             SELECT {PASSAGE_COLUMNS}, l.embedding <=> {query_vector} AS distance
             FROM lore_sections l
