@@ -38,9 +38,8 @@ class FactFilters:
 
 def _conditions(filters: FactFilters, params: Params, npc: str | None) -> list[str]:
     """Current facts the NPC (its placeholder; None: the DM) may know that the filters keep
-    (besides the campaign), about a subject it may know. The DM's statement has no
-    conditions of knowing at all, rather than ones a NULL placeholder switches off: those
-    PostgreSQL plans afresh at every call, and planning took half of its time."""
+    (besides the campaign), about a subject it may know; for the DM no conditions of
+    knowing at all (see `knowing`: every subject exists, its foreign key cascades)."""
     conditions = ["f.superseded_by IS NULL", *knowing("f", npc)]
     if npc is not None:
         subject = entity_visible_by_id("f.subject_id", "f.campaign_id", npc)
@@ -73,7 +72,7 @@ class FactQueries:
     ) -> list[FactMatch]:
         """Facts sharing words with the query, most relevant first (score: BM25)."""
         params = Params(self.campaign_id)
-        npc = None if npc_id is None else params.add(npc_id)
+        npc = params.add_given(npc_id)
         text = params.add(checked_query(query))
         search = WordSearch(
             table="facts",
@@ -96,7 +95,7 @@ class FactQueries:
         """Embedded facts nearest the query vector (score: cosine similarity)."""
         vector = checked_embedding(embedding, self.dimension)
         params = Params(self.campaign_id)
-        npc = None if npc_id is None else params.add(npc_id)
+        npc = params.add_given(npc_id)
         query_vector = params.add(vector)
         conditions = [
             "f.campaign_id = $1",

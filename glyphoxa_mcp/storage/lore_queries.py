@@ -68,7 +68,7 @@ class LoreQueries:
     async def by_text(self, query: str, *, k: int, npc_id: str | None) -> list[LoreMatch]:
         """Sections sharing words with the query (or their headings), best first (BM25)."""
         params = Params(self.campaign_id)
-        npc = None if npc_id is None else params.add(npc_id)
+        npc = params.add_given(npc_id)
         text = params.add(checked_query(query))
         search = WordSearch(
             table="lore_sections",
@@ -89,7 +89,7 @@ class LoreQueries:
         """Sections nearest the query vector (score: cosine similarity)."""
         vector = checked_embedding(embedding, self.dimension)
         params = Params(self.campaign_id)
-        npc = None if npc_id is None else params.add(npc_id)
+        npc = params.add_given(npc_id)
         query_vector = params.add(vector)
         conditions = ["l.campaign_id = $1", *knowing("l", npc)]
         select = f"""

@@ -17,6 +17,11 @@ class Params:
         self.values.append(value)
         return f"${len(self.values)}"
 
+    def add_given(self, value: Any) -> str | None:
+        """`add` for a value that is there; None (no argument) for None, whose conditions
+        are left out of the statement rather than switched off by a NULL (see `knowing`)."""
+        return None if value is None else self.add(value)
+
 
 def or_tsquery(placeholder: str) -> str:
     """A tsquery that matches any of the query's words; ranking rewards matching more of them.
