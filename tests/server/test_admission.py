@@ -321,6 +321,17 @@ async def test_places_follow_the_event_loop_lag_one_at_a_time() -> None:
         hold.set()
 
 
+def test_a_loop_a_few_milliseconds_late_takes_a_place_away() -> None:
+    """A busy refusal waits for the event loop about twice: a loop running 7 ms late on
+    average already holds refusals back, so fewer calls run at once."""
+    clock = Clock()
+    admission = Admission(4, clock=clock)
+    for _ in range(20):  # 7 ms late, for 2 s
+        clock.now += 0.1
+        admission.observe_loop_lag(0.007, clock.now)
+    assert admission.places < 4
+
+
 # (tool, tier, deadline in seconds) of the calls below, measured at 50 ms each.
 SEARCH = ("search", Tier.STANDARD, 1.0)
 DEEP_QUERY = ("deep", Tier.DEEP, 40.0)
