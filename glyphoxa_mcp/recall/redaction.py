@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-from weakref import WeakKeyDictionary
+from typing import Any
 
 from glyphoxa_mcp.correction.english import per_million
-from glyphoxa_mcp.correction.known_names import corrects_like
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.recall.name_spelling import NameWord, fold, name_words, runs_from
+from glyphoxa_mcp.recall.name_spelling import NameWord, name_words, runs_from
+from glyphoxa_mcp.recall.names_read import names_read, remembered
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 # A single-word name this common in speech is also an ordinary word: its plural is not it.
@@ -41,11 +40,6 @@ MIN_INFLECTED_CHARS = 3
 INSIDE_WORD_CHARS = 8
 # Texts already judged per redactor: the hot context and searches read the same lines again.
 CHECKED_TEXTS = 16_384
-# Texts a corrector has corrected, shared by every viewer: enough for every fact and the
-# recent lines of a large campaign (20,000 facts at reference scale; at 16,384 under 64
-# clients, three texts in five were corrected again). An answer is a tuple of ids, most
-# empty: about 20 MB when full.
-CORRECTED_TEXTS = 65_536
 
 
 def singulars(word: str) -> set[str]:
@@ -188,48 +182,6 @@ def _forms_of(name: str) -> tuple[set[str], int] | None:
 
 
 EMPTY_FORMS = HiddenForms({}, 0)
-# What each corrector corrects a text to (the entities), shared by every redactor that uses
-# it: after a secret changes, every viewer's redactor is new but the corrector is the same,
-# and correcting the hundreds of lines a hot context reads again would take most of a FAST
-# call's time (issue 17). Each answer is a tuple of strings, which the cyclic collector stops
-# tracking after its first pass (a set it would walk at every full pass, through thousands
-# of entries: pauses of a whole server that grew with its memory).
-_CORRECTED: WeakKeyDictionary[PhoneticCorrector, dict[str, tuple[str | None, ...]]] = (
-    WeakKeyDictionary()
-)
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def remembered(known: dict[K, V], key: K, work: Callable[[], V], keep: int = CHECKED_TEXTS) -> V:
-    """`work()`'s answer for `key`, worked out once while `known` holds it: at most `keep`
-    answers, the oldest let go first (a memory cleared when full had every answer to work
-    out again at once, each time a busy server's reads passed its size)."""
-    answer = known.get(key)
-    if answer is None:
-        answer = work()
-        if len(known) >= keep:
-            del known[next(iter(known))]
-        known[key] = answer
-    return answer
-
-
-def corrected_ids(corrector: PhoneticCorrector, text: str) -> tuple[str | None, ...]:
-    """The entities `corrector` would put names of into `text`, each once."""
-    known = _CORRECTED.get(corrector)
-    if known is None:
-        known = _CORRECTED[corrector] = {}
-
-    def correct() -> tuple[str | None, ...]:
-        parent = corrects_like(corrector, text)
-        before = None if parent is None else _CORRECTED.get(parent, {}).get(text)
-        if before is not None:
-            return before
-        return tuple(dict.fromkeys(c.entity_id for c in corrector.correct(text).corrections))
-
-    return remembered(known, text, correct, keep=CORRECTED_TEXTS)
 
 
 @dataclass(frozen=True)
@@ -261,21 +213,14 @@ class Redactor:
     def mentions_hidden(self, text: str) -> bool:
         if not self.forms.words_of or not text:
             return False
-        return remembered(self._checked, text, lambda: self._mentions(text))
+        return remembered(self._checked, text, lambda: self._mentions(text), keep=CHECKED_TEXTS)
 
     def _mentions(self, text: str) -> bool:
         if self.forms.found_in(text):
             return True
         if self.corrector is None or not self.hidden_ids:
             return False
-        if not self.hidden_ids.isdisjoint(corrected_ids(self.corrector, text)):
-            return True
-        # A misspelling in look-alike letters (a Cyrillic "a" in "Sault") is corrected as
-        # it reads.
-        folded = fold(text)
-        return folded != text and not self.hidden_ids.isdisjoint(
-            corrected_ids(self.corrector, folded)
-        )
+        return not self.hidden_ids.isdisjoint(names_read(self.corrector, text))
 
     def mentions_hidden_across(self, before: str, after: str) -> bool:
         """Whether a hidden name is split between `before` and the `after` that follows it."""
@@ -284,7 +229,10 @@ class Redactor:
         # Remembered like `mentions_hidden`: a hot context checks each pair of its last
         # minutes' lines at every read, and reading both lines' words is most of its time.
         return remembered(
-            self._checked_across, (before, after), lambda: self.forms.found_across(before, after)
+            self._checked_across,
+            (before, after),
+            lambda: self.forms.found_across(before, after),
+            keep=CHECKED_TEXTS,
         )
 
     def split_names(self, texts: Sequence[str]) -> list[bool]:

@@ -81,6 +81,7 @@ DERIVED_TABLES = {
     "entity_changes": "the campaign's own log, written as its entities are inserted (sql/025)",
     "session_chunk_entities": "counted again from the imported passages (sql/011, sql/014)",
     "session_npcs": "made by the triggers of the imported lines (sql/032)",
+    "names_read": "a cache, filled again as the imported texts are read (sql/039)",
 }
 LEFT_OUT_TABLES = {
     "access_tokens": "a token grants one campaign on one server: make new ones with "

@@ -79,6 +79,7 @@ FORKED_TABLES = {
     "knowledge_versions": "the branch's own counter (sql/015, sql/026)",
     "entity_changes": "the branch's own log, written as its entities are inserted (sql/025)",
     "access_tokens": "not copied: a token grants one campaign; the branch gets its own",
+    "names_read": "not copied: a cache, filled again as the branch's texts are read (sql/039)",
     "lore_documents": "copied, but for those added after the cut",
     "lore_sections": "copied with their documents",
     "lore_pins": "copied, but for those pinned after the cut",

@@ -16,6 +16,7 @@ from glyphoxa_mcp.storage.fact_queries import FactFilters
 from glyphoxa_mcp.storage.lore_queries import LoreMatch, LorePassage
 from glyphoxa_mcp.views.arguments import present, search_query
 from glyphoxa_mcp.views.limits import Clamped
+from glyphoxa_mcp.views.names_ahead import keep_read, read_ahead
 from glyphoxa_mcp.views.reading import Reader, Reading
 from glyphoxa_mcp.views.results import (
     WORDS_ONLY_NOTE,
@@ -146,8 +147,18 @@ class FactSearch:
         )
         # What the viewer may not read is left out before ranking, so that neither the
         # scores nor the order of the rest tell where it stood.
+        checked = await read_ahead(
+            self.memory,
+            self.scope.redactor,
+            {
+                text: None
+                for m in (*by_words, *by_meaning)
+                for text in (m.fact.text, m.fact.story_label or "")
+            },
+        )
         by_words = await kept_in_slices(by_words, lambda m: self._readable(m.fact))
         by_meaning = await kept_in_slices(by_meaning, lambda m: self._readable(m.fact))
+        await keep_read(self.memory, checked)
         lore_by_words = await kept_in_slices(
             lore_by_words, lambda m: self._readable_lore(m.passage)
         )

@@ -30,6 +30,7 @@ from glyphoxa_mcp.recall.hot_budgets import (
     section,
 )
 from glyphoxa_mcp.recall.names import match_names
+from glyphoxa_mcp.recall.names_read import spoken
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.recall.relationship_sentences import seen_from
 from glyphoxa_mcp.storage.graph_queries import NOT_IDENTITY
@@ -360,7 +361,7 @@ def _heard(entries: list[Entry], scope: Scope) -> tuple[list[TranscriptLine], li
         if (
             halved
             or entry.npc_id in scope.hidden_ids
-            or scope.redactor.mentions_hidden(f"{entry.speaker_name}: {entry.text}")
+            or scope.redactor.mentions_hidden(spoken(entry.speaker_name, entry.text))
         ):
             continue
         if entry.npc_id:

@@ -19,11 +19,13 @@ from glyphoxa_mcp.domain.models import (
 from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.recall.event_lines import asks_when, tells_when
 from glyphoxa_mcp.recall.fusion import reciprocal_rank_fusion
+from glyphoxa_mcp.recall.names_read import spoken
 from glyphoxa_mcp.recall.query_dates import named_period
 from glyphoxa_mcp.recall.speaker_prior import named_speakers, spoken_share
 from glyphoxa_mcp.recall.time_bounds import parse_time_bound
 from glyphoxa_mcp.views.arguments import an_id, present, search_query
 from glyphoxa_mcp.views.limits import Clamped
+from glyphoxa_mcp.views.names_ahead import keep_read, read_ahead
 from glyphoxa_mcp.views.reading import Reader, Reading
 from glyphoxa_mcp.views.results import (
     WORDS_ONLY_NOTE,
@@ -256,6 +258,14 @@ class SessionSearch:
         withheld = set(self.filters.withheld_sessions)
 
         redactor = scope.redactor
+        checked = await read_ahead(
+            self.memory,
+            redactor,
+            [
+                *(spoken(entry.speaker_name, entry.text) for entry in entries.values()),
+                *(chunk.content for chunk in chunks.values() if not chunk.entry_ids),
+            ],
+        )
 
         def line_readable(entry: Entry) -> bool:
             before, after = neighbours.get(entry.id, (None, None))
@@ -263,7 +273,7 @@ class SessionSearch:
                 entry.dm_only
                 or entry.session_id in withheld
                 or entry.npc_id in scope.hidden_ids
-                or redactor.mentions_hidden(f"{entry.speaker_name}: {entry.text}")
+                or redactor.mentions_hidden(spoken(entry.speaker_name, entry.text))
                 or (before is not None and redactor.mentions_hidden_across(before, entry.text))
                 or (after is not None and redactor.mentions_hidden_across(entry.text, after))
             )
@@ -282,6 +292,7 @@ class SessionSearch:
             )
             if whole:
                 readable.add(("chunk", chunk_id))
+        await keep_read(self.memory, checked)
         return readable
 
     async def _meaning_and_words(

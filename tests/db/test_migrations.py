@@ -38,6 +38,7 @@ EXPECTED_TABLES = {
     "access_tokens",
     "embedding_model",
     "session_facts",
+    "names_read",
     "word_collections",
     "word_frequencies",
     "word_postings",

@@ -6,13 +6,8 @@ import pytest
 
 from glyphoxa_mcp.correction.name_index import KnownName
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.recall.redaction import (
-    SHOW_EVERYTHING,
-    Redactor,
-    corrected_ids,
-    inflections,
-    remembered,
-)
+from glyphoxa_mcp.recall.names_read import names_read, remembered
+from glyphoxa_mcp.recall.redaction import SHOW_EVERYTHING, Redactor, inflections
 from glyphoxa_mcp.recall.relationship_sentences import relationship_sentence
 
 
@@ -97,10 +92,10 @@ def test_what_a_corrector_made_of_a_line_is_kept_out_of_the_cyclic_collectors_si
     collection walked them all; a tuple of strings it stops tracking."""
     campaign = PhoneticCorrector([KnownName("Salt Knives", "salt-knives")])
     line = "The Sault Knives pay the watch."
-    assert corrected_ids(campaign, line) == ("salt-knives",)
+    assert names_read(campaign, line) == ("salt-knives",)
     gc.collect()
-    assert corrected_ids(campaign, line) == ("salt-knives",)
-    assert not gc.is_tracked(corrected_ids(campaign, line))
+    assert names_read(campaign, line) == ("salt-knives",)
+    assert not gc.is_tracked(names_read(campaign, line))
 
 
 def test_a_full_memory_of_answers_lets_the_oldest_go_not_all_of_them() -> None:

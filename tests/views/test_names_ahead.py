@@ -1,0 +1,148 @@
+"""The names read in texts, kept in the database by one process and used by the next: an NPC
+is shown the same facts and lines either way, and the next process corrects no text the
+first had read under the same names. Once a name changes, nothing kept before is used."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
+from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
+from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewFact, Visibility
+from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.pipeline.names_read import read_names
+from glyphoxa_mcp.recall import names_read as reading
+from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.views import names_ahead
+from glyphoxa_mcp.views.limits import clamp
+from glyphoxa_mcp.views.view import View
+
+TEN = clamp(10, 50)
+FACTS = [
+    "The Sault Knives pay the harbour watch in salt.",  # misspelt: hidden from Ysolde
+    "The harbour watch drinks at the Red Kettle.",
+    "Brannoch brews a pepper stew every market day.",
+]
+LINES = [
+    ("Brannoch", "Word is the Sault Knives run the docks now."),
+    ("Ysolde", "The harbour watch looks the other way at night."),
+    ("Brannoch", "Pepper stew again, and the watch drinks it all."),
+]
+
+
+async def world(memory: CampaignMemory) -> None:
+    graph = memory.graph
+    await graph.upsert_entity(NewEntity(id="ysolde", type=EntityType.NPC, name="Ysolde"))
+    await graph.upsert_entity(NewEntity(id="brannoch", type=EntityType.NPC, name="Brannoch"))
+    await graph.upsert_entity(
+        NewEntity(
+            id="salt-knives",
+            type=EntityType.FACTION,
+            name="Salt Knives",
+            visibility=Visibility(secret=True, known_by=("brannoch",)),
+        )
+    )
+    for text in FACTS:
+        await graph.upsert_fact(NewFact(text=text, session_id="s1"))
+    await memory.log.append_many(
+        "s1",
+        [
+            NewEntry(
+                speaker_id=speaker.lower(),
+                speaker_name=speaker,
+                npc_id=speaker.lower(),
+                text=text,
+                spoken_at=datetime(2026, 3, 1, 20, minute, tzinfo=UTC),
+            )
+            for minute, (speaker, text) in enumerate(LINES)
+        ],
+    )
+
+
+def a_new_process() -> None:
+    """What this process has read is forgotten, as in a process that just started."""
+    reading._READ.clear()
+    names_ahead._WAITING.clear()
+
+
+async def answers(view: View) -> tuple[list[str], list[str]]:
+    facts = await view.search_facts("harbour watch knives salt stew", TEN)
+    lines = await view.search_sessions("harbour watch knives docks stew", TEN)
+    return sorted(h.text for h in facts.results), sorted(h.text for h in lines.results)
+
+
+@pytest.fixture(autouse=True)
+def keep_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(names_ahead, "KEEP_AT", 1)
+    a_new_process()
+
+
+async def test_a_second_process_shows_what_the_first_did_and_corrects_nothing(
+    memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await world(memory)
+    ysolde = View(memory, "ysolde")
+    first = await answers(ysolde)
+    assert not any("Knives" in text for texts in first for text in texts)
+    assert any("pepper stew" in text for text in first[0])
+    kept = await memory.db.pool.fetchval("SELECT count(*) FROM names_read")
+    assert kept >= len(FACTS) + len(LINES) - 1
+
+    a_new_process()
+    corrected: list[str] = []
+    correct = PhoneticCorrector.correct
+
+    def counted(self: PhoneticCorrector, text: str):  # type: ignore[no-untyped-def]
+        corrected.append(text)
+        return correct(self, text)
+
+    monkeypatch.setattr(PhoneticCorrector, "correct", counted)
+    assert await answers(View(memory, "ysolde")) == first
+    assert not [text for text in corrected if "Knives" in text or "watch" in text]
+
+
+async def test_nothing_kept_is_used_once_a_name_changes(memory: CampaignMemory) -> None:
+    await world(memory)
+    await answers(View(memory, "ysolde"))
+    # The secret's name is now what the misspelling reads as: kept answers no longer apply.
+    await memory.graph.upsert_entity(
+        NewEntity(
+            id="salt-knives",
+            type=EntityType.FACTION,
+            name="Sault Knives",
+            visibility=Visibility(secret=True, known_by=("brannoch",)),
+        )
+    )
+    a_new_process()
+    names = await memory.entity_names()
+    corrector = SHARED_CORRECTORS.for_entities(names.entities)
+    texts = [*FACTS, *(f"{speaker}: {text}" for speaker, text in LINES)]
+    assert set(await memory.names_read.found(list(reading.unread(corrector, texts)))) == set()
+    facts, lines = await answers(View(memory, "ysolde"))
+    assert not any("Knives" in text for text in [*facts, *lines])
+
+
+async def test_a_campaign_read_whole_keeps_every_text_once_and_forgets_old_names(
+    memory: CampaignMemory,
+) -> None:
+    await world(memory)
+    first = await read_names(memory)
+    assert (first.texts, first.worked_out, first.forgotten) == (len(LINES) + len(FACTS), 6, 0)
+    again = await read_names(memory)
+    assert (again.worked_out, again.forgotten) == (0, 0)
+    await memory.graph.upsert_entity(NewEntity(id="wendrith", type=EntityType.NPC, name="Wendrith"))
+    renamed = await read_names(memory)
+    assert (renamed.worked_out, renamed.forgotten) == (renamed.texts, first.texts)
+
+
+async def test_a_database_that_does_not_keep_costs_no_answer(
+    memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await world(memory)
+    ysolde = View(memory, "ysolde")
+    first = await answers(ysolde)
+    a_new_process()
+    await memory.db.pool.execute("DROP TABLE names_read")
+    assert await answers(View(memory, "ysolde")) == first
