@@ -7,7 +7,7 @@
 -- A row's key is a digest of the names and the code that read it and of the text itself,
 -- so a row is right for as long as it can be found: another text, or the same text once a
 -- name has changed, has another key. Rows of names the campaign no longer has are never
--- found again; `NamesRead.forget_all_but` clears them.
+-- found again; `NamesReadCache.forget_all_but` clears them.
 CREATE TABLE names_read (
     campaign_id text NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
     reading     bytea NOT NULL CHECK (length(reading) = 16),

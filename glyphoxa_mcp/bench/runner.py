@@ -73,7 +73,7 @@ from glyphoxa_mcp.db.embedded import EMBEDDED_DATABASE, database_dsn, start_embe
 from glyphoxa_mcp.db.vector_connection import SELECT_PGVECTOR_VERSION
 from glyphoxa_mcp.domain.tiers import Tier, tier_policy
 from glyphoxa_mcp.errors import GlyphoxaError, InvalidInputError
-from glyphoxa_mcp.pipeline.names_read import read_names
+from glyphoxa_mcp.pipeline.read_all_names import read_all_names
 from glyphoxa_mcp.providers.embeddings import Embedder, EmbeddingSettings
 from glyphoxa_mcp.server.memory_server import build_server
 from glyphoxa_mcp.server.state import ServerState
@@ -348,7 +348,7 @@ async def prepared_bench(settings: BenchSettings, say: Say) -> AsyncIterator[Pre
             # As a server that has served the campaign a while has kept them: the names read
             # in its lines and facts (minutes the first time, at reference scale).
             say("reading the names in every line and fact not read under these names yet")
-            read = await read_names(CampaignMemory(app.db, CAMPAIGN_ID))
+            read = await read_all_names(CampaignMemory(app.db, CAMPAIGN_ID))
             say(f"{read.worked_out:,} of {read.texts:,} texts read now")
             yield PreparedBench(location, dataset, report, app)
 

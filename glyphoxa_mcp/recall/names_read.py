@@ -4,7 +4,7 @@ that reads a name hidden from its viewer (redaction.py). (pure)
 
 Working that out takes 0.3-1.3 ms a text, and a server read by many NPCs meets hundreds of
 texts a second that it has not read since it started (a fifth of its processor under load).
-So what was read is kept in the database too (storage/names_read.py, sql/039), under a
+So what was read is kept in the database too (storage/names_read_cache.py, sql/039), under a
 digest (`reading_of`) of
 - the corrector's names and settings, and the code and word lists that read them
   (`names_digest`): another name, setting, or version of this package or of a library that

@@ -11,7 +11,7 @@ from glyphoxa_mcp.storage.fact_queries import FactQueries
 from glyphoxa_mcp.storage.graph_queries import GraphQueries
 from glyphoxa_mcp.storage.knowledge_graph import KnowledgeGraph
 from glyphoxa_mcp.storage.lore_queries import LoreQueries
-from glyphoxa_mcp.storage.names_read import NamesRead
+from glyphoxa_mcp.storage.names_read_cache import NamesReadCache
 from glyphoxa_mcp.storage.pending import PendingEntities
 from glyphoxa_mcp.storage.semantic_index import SemanticIndex
 from glyphoxa_mcp.storage.session_facts import SessionFacts
@@ -55,7 +55,7 @@ class CampaignMemory:
         self.lore = LoreQueries(db, campaign_id)
         self.curation = Curation(db, campaign_id)
         self.pending = PendingEntities(db, campaign_id)
-        self.names_read = NamesRead(db, campaign_id)
+        self.names_read = NamesReadCache(db, campaign_id)
         # What depends on the entities alone, and what also on relationships and facts.
         self.entity_cache = VersionedCache(db, campaign_id, ENTITY_VERSION)
         self.knowledge_cache = VersionedCache(

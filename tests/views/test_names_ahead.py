@@ -12,7 +12,7 @@ from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
 from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewFact, Visibility
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.pipeline.names_read import read_names
+from glyphoxa_mcp.pipeline.read_all_names import read_all_names
 from glyphoxa_mcp.recall import names_read as reading
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views import names_ahead
@@ -128,12 +128,12 @@ async def test_a_campaign_read_whole_keeps_every_text_once_and_forgets_old_names
     memory: CampaignMemory,
 ) -> None:
     await world(memory)
-    first = await read_names(memory)
+    first = await read_all_names(memory)
     assert (first.texts, first.worked_out, first.forgotten) == (len(LINES) + len(FACTS), 6, 0)
-    again = await read_names(memory)
+    again = await read_all_names(memory)
     assert (again.worked_out, again.forgotten) == (0, 0)
     await memory.graph.upsert_entity(NewEntity(id="wendrith", type=EntityType.NPC, name="Wendrith"))
-    renamed = await read_names(memory)
+    renamed = await read_all_names(memory)
     assert (renamed.worked_out, renamed.forgotten) == (renamed.texts, first.texts)
 
 

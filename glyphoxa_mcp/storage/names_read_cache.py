@@ -34,7 +34,7 @@ WHERE campaign_id = $1 AND id > $2 AND superseded_by IS NULL ORDER BY id LIMIT $
 """
 
 
-class NamesRead:
+class NamesReadCache:
     def __init__(self, db: Database, campaign_id: str) -> None:
         self._pool = db.pool
         self.campaign_id = campaign_id

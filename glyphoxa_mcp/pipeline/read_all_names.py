@@ -20,7 +20,7 @@ PAGE = 2_000
 
 
 @dataclass(frozen=True)
-class NamesReadReport:
+class AllNamesRead:
     texts: int
     # Read now; the rest were kept already.
     worked_out: int
@@ -28,7 +28,7 @@ class NamesReadReport:
     forgotten: int
 
 
-async def read_names(memory: CampaignMemory) -> NamesReadReport:
+async def read_all_names(memory: CampaignMemory) -> AllNamesRead:
     """Read and keep the names in the campaign's texts not read under its names yet."""
     names = await memory.entity_names()
     corrector = SHARED_CORRECTORS.for_entities(names.entities)
@@ -42,7 +42,7 @@ async def read_names(memory: CampaignMemory) -> NamesReadReport:
         worked_out += len(missing)
         await memory.names_read.keep(digest, await _read(corrector, missing))
     forgotten = await memory.names_read.forget_all_but(digest)
-    return NamesReadReport(texts, worked_out, forgotten)
+    return AllNamesRead(texts, worked_out, forgotten)
 
 
 async def _read(
