@@ -7,13 +7,14 @@
 -- A row's key is a digest of the names and the code that read it and of the text itself,
 -- so a row is right for as long as it can be found: another text, or the same text once a
 -- name has changed, has another key. Rows of names the campaign no longer has are never
--- found again; `NamesReadCache.forget_all_but` clears them.
+-- found again; they are dropped when a session ends. Deleting a line, a fact or a session
+-- empties the campaign's rows (what was read in a deleted text goes with it).
 CREATE TABLE names_read (
-    campaign_id text NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
-    reading     bytea NOT NULL CHECK (length(reading) = 16),
-    -- The digest of the names and code alone: which reading a row belongs to.
-    names       bytea NOT NULL CHECK (length(names) = 16),
-    entity_ids  text[] NOT NULL,
+    campaign_id  text NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+    reading      bytea NOT NULL CHECK (length(reading) = 16),
+    -- The digest of the names and code alone: which names a row was read under.
+    names_digest bytea NOT NULL CHECK (length(names_digest) = 16),
+    entity_ids   text[] NOT NULL,
     PRIMARY KEY (campaign_id, reading)
 );
-CREATE INDEX names_read_by_names ON names_read (campaign_id, names);
+CREATE INDEX names_read_by_names ON names_read (campaign_id, names_digest);

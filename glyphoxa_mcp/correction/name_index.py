@@ -385,6 +385,15 @@ class NameIndex:
         fresh._setup(self.max_code_edits, (layer,), forms=self.forms)
         return fresh
 
+    def given_names(self) -> list[KnownName]:
+        """The names as given (their shorter forms follow from them), each entity's in its
+        order, the entities in no order: cheaper than `names`, which ranks them all."""
+        return [
+            layer.names[position].name
+            for layer, position in self._alive_positions()
+            if layer.names[position].full is None
+        ]
+
     def names_of(self, entity_id: str) -> tuple[KnownName, ...]:
         """The entity's names in this index, in their order."""
         return tuple(

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
+from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.correction.llm_stage import LLMNameCorrector
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.episodes import episode_id, episode_name
@@ -41,6 +42,7 @@ from glyphoxa_mcp.pipeline.summary import summarise
 from glyphoxa_mcp.providers.chat import ChatModel
 from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
+from glyphoxa_mcp.recall.names_read import campaign_names_digest
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 # Taking part is inferred from speaking or being present, a mention from being named:
@@ -150,6 +152,10 @@ async def end_session(
             await writing.curation.hide_learned_in(session_id, episode.id)
         await writing.curation.teach_witnessed(session_id)
     await embed_new(db, embedder, campaign_id)  # the episode's relationships
+    # The session's names are the campaign's now: what was read in texts under the names
+    # before is never found again (sql/039).
+    names = await memory.queries.entity_names()
+    await memory.names_read.forget_all_but(campaign_names_digest(names, SHARED_CORRECTORS.settings))
     return EndReport(
         session_id,
         end,

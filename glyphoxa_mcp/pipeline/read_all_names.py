@@ -1,7 +1,9 @@
-"""Reading the names in every line and current fact of a campaign once, under its names now,
-and keeping what was read (recall/names_read.py, sql/039): what a server that has served
-the campaign a while has kept already, so that no NPC's read waits for name correction.
-What was read under names the campaign no longer has is dropped."""
+"""Reading the names in every line (as redaction reads it: speaker and words) and in every
+current fact and its story label of a campaign once, under its names now, and keeping what
+was read (recall/names_read.py, sql/039): what a server that has served the campaign a while
+has kept already, so that an NPC's search waits for no name correction of those texts
+(passages without lines, lore and attributes are read as before). What was read under names
+the campaign no longer has is dropped."""
 
 from __future__ import annotations
 

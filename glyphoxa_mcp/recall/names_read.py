@@ -6,19 +6,22 @@ Working that out takes 0.3-1.3 ms a text, and a server read by many NPCs meets h
 texts a second that it has not read since it started (a fifth of its processor under load).
 So what was read is kept in the database too (storage/names_read_cache.py, sql/039), under a
 digest (`reading_of`) of
-- the corrector's names and settings, and the code and word lists that read them
-  (`names_digest`): another name, setting, or version of this package or of a library that
-  reads names gives every text another key, so nothing read under them is ever used;
+- the corrector's names and settings, and the code and data that read them (`names_digest`,
+  `CODE_DIGEST`): another name or setting, other sources of correction or folding, or
+  another version of a library they read with gives every text another key, so nothing
+  read under them is used;
 - the text itself.
-A row found is therefore right by construction: there is nothing to invalidate. A view asks
-for the readings of the texts it is about to check that this process has not read
-(`unread`), teaches the process what the database keeps (`learn`), and keeps what it had to
-work out itself (views/names_ahead.py).
+So there is nothing to invalidate: a row is found only by a reader that would work out the
+same. A view asks for the readings of the texts it is about to check that this process has
+neither read nor asked for (`unread`), teaches the process what the database keeps
+(`learn`), and keeps what it had to work out itself (views/names_ahead.py); rows of names a
+campaign no longer has are dropped when a session ends (pipeline/finish.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -28,8 +31,10 @@ from typing import TypeVar
 from weakref import WeakKeyDictionary
 
 import glyphoxa_mcp.correction as correction_package
-from glyphoxa_mcp.correction.known_names import corrects_like
-from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
+from glyphoxa_mcp.correction.known_names import corrects_like, names_of
+from glyphoxa_mcp.correction.name_index import KnownName
+from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
+from glyphoxa_mcp.domain.models import Entity
 from glyphoxa_mcp.recall import name_spelling
 from glyphoxa_mcp.recall.name_spelling import fold
 
@@ -39,8 +44,9 @@ from glyphoxa_mcp.recall.name_spelling import fold
 # when full.
 READ_TEXTS = 65_536
 # The libraries whose data or code decide what is read: the word frequencies, the sound
-# codes, the string distances and the arrays they are kept in.
-READING_LIBRARIES = ("pyspellchecker", "jellyfish", "rapidfuzz", "numpy")
+# codes, the string distances and the arrays they are kept in, the look-alike letters and
+# the Unicode tables that fold them.
+READING_LIBRARIES = ("pyspellchecker", "jellyfish", "rapidfuzz", "numpy", "confusables", "regex")
 DIGEST_BYTES = 16
 
 K = TypeVar("K")
@@ -68,6 +74,8 @@ def remembered(known: dict[K, V], key: K, work: Callable[[], V], keep: int) -> V
 # of entries: pauses of a whole server that grew with its memory).
 _READ: WeakKeyDictionary[PhoneticCorrector, dict[str, tuple[str | None, ...]]] = WeakKeyDictionary()
 _DIGESTS: WeakKeyDictionary[PhoneticCorrector, bytes] = WeakKeyDictionary()
+# The texts each corrector's readings were looked up for in the database (`looked_up`).
+_ASKED: WeakKeyDictionary[PhoneticCorrector, dict[str, bool]] = WeakKeyDictionary()
 
 
 def names_read(corrector: PhoneticCorrector, text: str) -> tuple[str | None, ...]:
@@ -112,48 +120,89 @@ def learn(corrector: PhoneticCorrector, text: str, entity_ids: Iterable[str | No
 
 
 def unread(corrector: PhoneticCorrector, texts: Iterable[str]) -> dict[bytes, str]:
-    """The texts this process has not read with `corrector`, by their readings."""
-    known = _READ.get(corrector, {})
+    """The texts this process has neither read with `corrector` nor looked up already (`asked`),
+    by their readings: a text is looked up once per process, whatever the check then finds
+    (one withheld before correction runs would otherwise be asked for at every call)."""
+    known, asked = _READ.get(corrector, {}), _ASKED.get(corrector, {})
     digest = names_digest(corrector)
-    return {reading_of(digest, text): text for text in texts if text and text not in known}
+    return {
+        reading_of(digest, text): text
+        for text in texts
+        if text and text not in known and text not in asked
+    }
+
+
+def looked_up(corrector: PhoneticCorrector, texts: Iterable[str]) -> None:
+    """The texts have been looked up in the database under `corrector`'s names."""
+    asked = _ASKED.get(corrector)
+    if asked is None:
+        asked = _ASKED[corrector] = {}
+    for text in texts:
+        remembered(asked, text, lambda: True, keep=READ_TEXTS)
 
 
 def reading_of(names: bytes, text: str) -> bytes:
-    """The key of what is read in `text` under `names` (a `names_digest`)."""
+    """The key of what is read in `text` under `names` (a names digest)."""
     return hashlib.blake2b(
         text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES, key=names
     ).digest()
 
 
 def names_digest(corrector: PhoneticCorrector) -> bytes:
-    """A digest of everything that decides what `corrector` reads in a text: its names (as
-    given, in the order ties are ranked), its settings, and the code and data that read."""
+    """A digest of everything that decides what `corrector` reads in a text: its names as
+    given, its settings, and the code and data that read (`CODE_DIGEST`)."""
     digest = _DIGESTS.get(corrector)
     if digest is None:
-        hashed = hashlib.blake2b(_code_digest(), digest_size=DIGEST_BYTES)
         index = corrector.index
-        hashed.update(corrector.settings.model_dump_json().encode())
-        hashed.update(f"{index.max_code_edits}|{index.forms}".encode())
-        for prepared in index.names:
-            if prepared.full is None:  # a name as given; its shorter forms follow from it
-                name = prepared.name
-                hashed.update(f"\x1e{name.text}\x1f{name.entity_id}\x1f{name.person}".encode())
-        digest = _DIGESTS[corrector] = hashed.digest()
+        digest = _DIGESTS[corrector] = names_digest_of(
+            index.given_names(), corrector.settings, index.max_code_edits, index.forms
+        )
     return digest
 
 
-_CODE_DIGEST: list[bytes] = []
+def campaign_names_digest(entities: Iterable[Entity], settings: PhoneticSettings) -> bytes:
+    """The digest of the corrector a campaign's readers use for these entities (every one's
+    names and aliases) with these settings, without preparing one."""
+    return names_digest_of(
+        names_of(entities), settings, settings.max_code_edits, settings.short_forms
+    )
+
+
+def names_digest_of(
+    names: Iterable[KnownName], settings: PhoneticSettings, max_code_edits: int, forms: bool
+) -> bytes:
+    """The digest of a corrector of `names`. Names tied in every other way are ranked by
+    entity, then as given (correction/name_index.py), so the entities' order is left out and
+    each entity's own kept: a patched index and one built anew over the same names give one
+    digest. Each name is JSON, so no name can pass for two."""
+    by_entity = sorted(names, key=lambda name: name.entity_id or "")  # stable
+    hashed = hashlib.blake2b(CODE_DIGEST, digest_size=DIGEST_BYTES)
+    hashed.update(settings.model_dump_json().encode())
+    hashed.update(json.dumps([max_code_edits, forms]).encode())
+    for name in by_entity:
+        hashed.update(json.dumps([name.text, name.entity_id, name.person]).encode() + b"\n")
+    return hashed.digest()
 
 
 def _code_digest() -> bytes:
-    """The code and data that read names, once per process."""
-    if not _CODE_DIGEST:
-        hashed = hashlib.blake2b(digest_size=DIGEST_BYTES)
-        sources = sorted(Path(correction_package.__file__).parent.glob("*.py"))
-        for source in [*sources, Path(name_spelling.__file__), Path(__file__)]:
-            hashed.update(source.name.encode() + b"\x00" + source.read_bytes())
-        for library in READING_LIBRARIES:
-            hashed.update(f"{library}={metadata.version(library)}".encode())
-        hashed.update(f"{sys.version_info[:2]}|{unicodedata.unidata_version}".encode())
-        _CODE_DIGEST.append(hashed.digest())
-    return _CODE_DIGEST[0]
+    """The code and data that read names, as this process imported them: the sources of name
+    correction and of name folding (their word lists, sound codes and look-alike tables come
+    from `READING_LIBRARIES`), the versions of those libraries, and Python's Unicode."""
+    hashed = hashlib.blake2b(digest_size=DIGEST_BYTES)
+    sources = sorted(Path(correction_package.__file__).parent.glob("*.py"))
+    if not sources:
+        raise RuntimeError(
+            "The sources of glyphoxa_mcp.correction are not installed: names read in texts "
+            "could not be told from those read by other code."
+        )
+    for source in [*sources, Path(name_spelling.__file__), Path(__file__)]:
+        hashed.update(source.name.encode() + b"\x00" + source.read_bytes())
+    for library in READING_LIBRARIES:
+        hashed.update(f"{library}={metadata.version(library)}".encode())
+    hashed.update(f"{sys.version_info[:2]}|{unicodedata.unidata_version}".encode())
+    return hashed.digest()
+
+
+# Worked out as the code is imported: a process whose files are replaced while it runs still
+# keeps what its own code read under its own digest.
+CODE_DIGEST = _code_digest()

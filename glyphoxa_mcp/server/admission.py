@@ -77,8 +77,9 @@ MAX_EARLIER_SHARE = 0.9
 # a change to the places is given to show before the next. A busy refusal passes the loop
 # about twice (its request read, its answer written). Kept under 10 ms on average, the loop
 # ran its timers 32-37 ms late at p99 under 64 clients; under 5 ms, 20-32 ms, and refusals
-# came a quarter sooner at the median and a fifth at p95, with as many calls answered in
-# time within the runs' spread (BENCHMARKS.md, issue 28).
+# came a quarter sooner at the median and a fifth at p95, while 94-105 calls a second were
+# answered in time (103-104 at 10 ms) and 10-25% more calls were refused (BENCHMARKS.md,
+# issue 28).
 LAG_TARGET_S = 0.005
 LAG_PROBE_S = 0.05
 LAG_GAIN = 0.25

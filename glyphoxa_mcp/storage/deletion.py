@@ -129,6 +129,9 @@ DELETE_LINE_PASSAGES = """
 DELETE FROM chunks WHERE campaign_id = $1 AND session_id = $2 AND $3::bigint = ANY(entry_ids)
 """
 DELETE_LINE = "DELETE FROM session_entries WHERE campaign_id = $1 AND id = $2"
+# What name correction read in the campaign's texts (sql/039): a digest of a deleted text
+# with the entities it named would outlive it, so the cache goes whole (it fills again).
+FORGET_NAMES_READ = "DELETE FROM names_read WHERE campaign_id = $1"
 
 # After the summary is written (which clears the flag, sql/026).
 FLAG_SUMMARY = """
@@ -244,6 +247,7 @@ async def delete_session(db: Database, campaign_id: str, session_id: str) -> Ses
                 await conn.execute(EMPTY_CHANGE_LOG, campaign_id)
             proposals = _count(await conn.execute(DELETE_PROPOSALS, *learned))
             await conn.execute(DELETE_SESSION, *learned)
+            await conn.execute(FORGET_NAMES_READ, campaign_id)
             # Rows of any table added later that name the session without a cascade.
             for table in await _tables_with(conn, "campaign_id", "session_id"):
                 await conn.execute(
@@ -280,6 +284,7 @@ async def remove_line(db: Database, campaign_id: str, entry_id: int) -> LineRemo
                 await conn.execute(DELETE_LINE_PASSAGES, campaign_id, session_id, entry_id)
             )
             await conn.execute(DELETE_LINE, campaign_id, entry_id)
+            await conn.execute(FORGET_NAMES_READ, campaign_id)
             await conn.execute(FORGET_SESSION_ENTITIES, campaign_id, session_id)
             await conn.execute(TALLY_SESSION_ENTITIES, campaign_id, session_id)
     return LineRemoved(

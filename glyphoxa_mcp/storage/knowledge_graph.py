@@ -148,6 +148,7 @@ WHERE f.campaign_id = $1 AND coalesce(f.subject_id, '') = coalesce($2, '')
 """
 SELECT_FACT = f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.campaign_id = $1 AND f.id = $2"
 DELETE_FACT = "DELETE FROM facts WHERE campaign_id = $1 AND id = $2"
+FORGET_NAMES_READ = "DELETE FROM names_read WHERE campaign_id = $1"
 
 
 # The same rows as JSON shaped like the models, for statements that nest them: pydantic
@@ -537,9 +538,15 @@ class KnowledgeGraph:
         return [fact_from_row(row) for row in rows]
 
     async def delete_fact(self, fact_id: int) -> bool:
+        """Delete the fact, and with it what name correction read in the campaign's texts
+        (a digest of its text with the entities it named would outlive it)."""
         with driver_errors(f"delete fact {fact_id}"):
-            status = await self._pool.execute(DELETE_FACT, self.campaign_id, fact_id)
-        return status.endswith(" 1")
+            async with self._pool.acquire() as conn, conn.transaction():
+                status: str = await conn.execute(DELETE_FACT, self.campaign_id, fact_id)
+                deleted = status.endswith(" 1")
+                if deleted:
+                    await conn.execute(FORGET_NAMES_READ, self.campaign_id)
+        return deleted
 
     async def all_relationships(self) -> list[Relationship]:
         with driver_errors("read relationships"):

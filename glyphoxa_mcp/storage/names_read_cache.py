@@ -15,13 +15,13 @@ WHERE campaign_id = $1 AND reading = ANY($2::bytea[])
 # The entity ids of each reading come as one JSON list of lists: lists of lists of several
 # lengths are no array.
 INSERT_READ = """
-INSERT INTO names_read (campaign_id, reading, names, entity_ids)
+INSERT INTO names_read (campaign_id, reading, names_digest, entity_ids)
 SELECT $1, r.reading, $2, ARRAY(SELECT jsonb_array_elements_text(i.ids))
 FROM unnest($3::bytea[]) WITH ORDINALITY AS r(reading, n)
      JOIN jsonb_array_elements($4::jsonb) WITH ORDINALITY AS i(ids, n) USING (n)
 ON CONFLICT (campaign_id, reading) DO NOTHING
 """
-DELETE_OTHER_NAMES = "DELETE FROM names_read WHERE campaign_id = $1 AND names <> $2"
+DELETE_OTHER_NAMES = "DELETE FROM names_read WHERE campaign_id = $1 AND names_digest <> $2"
 # The texts redaction reads in a campaign, a page at a time in id order: its lines (with
 # their speakers' names) and its current facts (with their story labels).
 SELECT_LINES_AFTER = """

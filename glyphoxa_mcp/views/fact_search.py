@@ -147,7 +147,7 @@ class FactSearch:
         )
         # What the viewer may not read is left out before ranking, so that neither the
         # scores nor the order of the rest tell where it stood.
-        checked = await read_ahead(
+        to_keep = await read_ahead(
             self.memory,
             self.scope.redactor,
             {
@@ -158,7 +158,7 @@ class FactSearch:
         )
         by_words = await kept_in_slices(by_words, lambda m: self._readable(m.fact))
         by_meaning = await kept_in_slices(by_meaning, lambda m: self._readable(m.fact))
-        await keep_read(self.memory, checked)
+        await keep_read(self.memory, to_keep)
         lore_by_words = await kept_in_slices(
             lore_by_words, lambda m: self._readable_lore(m.passage)
         )

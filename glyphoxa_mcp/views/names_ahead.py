@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
 from glyphoxa_mcp.errors import GlyphoxaError
-from glyphoxa_mcp.recall.names_read import has_read, learn, names_digest, names_read, unread
+from glyphoxa_mcp.recall.names_read import (
+    has_read,
+    learn,
+    looked_up,
+    names_digest,
+    names_read,
+    unread,
+)
 from glyphoxa_mcp.recall.redaction import Redactor
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
@@ -23,8 +30,11 @@ log = logging.getLogger(__name__)
 
 # Texts worked out by this process before they are kept, in one statement.
 KEEP_AT = 128
-# The most waiting to be kept: past it (a database that keeps refusing) the oldest go.
+# The most waiting to be kept under one campaign's names: past it (a database that keeps
+# refusing) the oldest go. And the most campaigns' names waiting at once (while names
+# change, a process reads under the old and the new for a moment).
 MOST_WAITING = 4_096
+KINDS_WAITING = 8
 
 
 @dataclass
@@ -39,7 +49,7 @@ async def read_ahead(
     memory: CampaignMemory, redactor: Redactor, texts: Iterable[str]
 ) -> TextsToKeep:
     """Teach the process what the database keeps of the names read in `texts` that it has
-    not read; the rest, to pass to `keep_read` once they are checked."""
+    neither read nor looked up; the rest, to pass to `keep_read` once they are checked."""
     corrector = redactor.corrector
     if corrector is None or not redactor.hidden_ids or not redactor.hides_anything:
         return TextsToKeep()
@@ -51,6 +61,7 @@ async def read_ahead(
     except GlyphoxaError as exc:
         log.debug("names read in texts not looked up: %s", exc)
         found = {}
+    looked_up(corrector, missing.values())
     for reading, entity_ids in found.items():
         learn(corrector, missing[reading], entity_ids)
     return TextsToKeep(
@@ -69,10 +80,8 @@ async def keep_read(memory: CampaignMemory, worked_out: TextsToKeep) -> None:
         return
     names = names_digest(corrector)
     key = (memory.campaign_id, names)
-    if key not in _WAITING:
-        # The campaign's names changed: what waits under the old ones would never be found.
-        for old in [k for k in _WAITING if k[0] == memory.campaign_id]:
-            del _WAITING[old]
+    if key not in _WAITING and len(_WAITING) >= KINDS_WAITING:
+        del _WAITING[next(iter(_WAITING))]  # the oldest names: most likely gone
     waiting = _WAITING.setdefault(key, [])
     waiting += [
         (reading, names_read(corrector, text))

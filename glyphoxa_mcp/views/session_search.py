@@ -258,7 +258,7 @@ class SessionSearch:
         withheld = set(self.filters.withheld_sessions)
 
         redactor = scope.redactor
-        checked = await read_ahead(
+        to_keep = await read_ahead(
             self.memory,
             redactor,
             [
@@ -292,7 +292,7 @@ class SessionSearch:
             )
             if whole:
                 readable.add(("chunk", chunk_id))
-        await keep_read(self.memory, checked)
+        await keep_read(self.memory, to_keep)
         return readable
 
     async def _meaning_and_words(

@@ -4,14 +4,19 @@ the answer depends on, so an answer kept under it is never used for other names 
 from __future__ import annotations
 
 import random
+from importlib import metadata
+
+import pytest
 
 from glyphoxa_mcp.correction.known_names import CorrectorCache, names_of
 from glyphoxa_mcp.correction.name_index import KnownName
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
 from glyphoxa_mcp.recall import names_read as reading
 from glyphoxa_mcp.recall.names_read import (
+    campaign_names_digest,
     has_read,
     learn,
+    looked_up,
     names_digest,
     names_read,
     reading_of,
@@ -85,12 +90,46 @@ def test_what_is_learnt_is_read_without_correcting() -> None:
     assert names_read(corrector, text) == ("salt-knives",)
 
 
-def test_the_code_that_reads_is_in_the_digest() -> None:
+def test_the_code_and_libraries_that_read_are_in_the_digest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = names_digest(PhoneticCorrector([SALT]))
+    assert reading._code_digest() == reading.CODE_DIGEST  # as imported
+    monkeypatch.setattr(reading, "CODE_DIGEST", b"\x00" * 16)  # other code read them
+    assert names_digest(PhoneticCorrector([SALT])) != before
+    versions = {library: metadata.version(library) for library in reading.READING_LIBRARIES}
+    for library in reading.READING_LIBRARIES:  # each of them, upgraded, gives another
+        monkeypatch.setattr(
+            reading.metadata,
+            "version",
+            lambda name, upgraded=library: versions[name] + ("+1" if name == upgraded else ""),
+        )
+        assert reading._code_digest() != reading.CODE_DIGEST
+    # Folding's look-alike table and Unicode classes are among them.
+    assert {"confusables", "regex"} <= set(reading.READING_LIBRARIES)
+
+
+def test_no_name_passes_for_two() -> None:
+    two = [KnownName("Salt Knives", "salt-knives", False), KnownName("Brannoch", "brannoch", True)]
+    one = [KnownName("Salt Knives\x1fsalt-knives\x1fFalse\x1eBrannoch", "brannoch", True)]
+    assert names_digest(PhoneticCorrector(two)) != names_digest(PhoneticCorrector(one))
+
+
+def test_a_campaign_digest_is_its_readers_corrector_digest() -> None:
+    """What a session's end keeps (the campaign's digest, worked out without a corrector) is
+    what its readers' corrector keys rows by."""
+    rng = random.Random(3)
+    (entities, _), *_ = edits(rng, 0)
+    listed = in_order(entities)
+    cache = CorrectorCache()
+    corrector = cache.for_entities(listed)
+    assert campaign_names_digest(listed, cache.settings) == names_digest(corrector)
+    assert campaign_names_digest(listed[::-1], cache.settings) == names_digest(corrector)
+
+
+def test_a_text_is_looked_up_once_whatever_it_reads() -> None:
     corrector = PhoneticCorrector([SALT])
-    before = names_digest(corrector)
-    reading._CODE_DIGEST[:] = [b"\x00" * 16]  # as another version of the code would
-    try:
-        assert names_digest(PhoneticCorrector([SALT])) != before
-    finally:
-        reading._CODE_DIGEST.clear()
-    assert names_digest(PhoneticCorrector([SALT])) == before
+    texts = ["Salt Knives everywhere.", "The tide is high."]
+    assert set(unread(corrector, texts).values()) == set(texts)
+    looked_up(corrector, texts)
+    assert unread(corrector, texts) == {}

@@ -12,8 +12,11 @@ from glyphoxa_mcp.correction.known_names import SHARED_CORRECTORS
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
 from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewFact, Visibility
 from glyphoxa_mcp.domain.vocabulary import EntityType
+from glyphoxa_mcp.pipeline.finish import end_session
 from glyphoxa_mcp.pipeline.read_all_names import read_all_names
+from glyphoxa_mcp.providers.local_minilm import LocalMiniLMEmbedder
 from glyphoxa_mcp.recall import names_read as reading
+from glyphoxa_mcp.storage.deletion import remove_line
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from glyphoxa_mcp.views import names_ahead
 from glyphoxa_mcp.views.limits import clamp
@@ -64,6 +67,7 @@ async def world(memory: CampaignMemory) -> None:
 def a_new_process() -> None:
     """What this process has read is forgotten, as in a process that just started."""
     reading._READ.clear()
+    reading._ASKED.clear()
     names_ahead._WAITING.clear()
 
 
@@ -104,24 +108,79 @@ async def test_a_second_process_shows_what_the_first_did_and_corrects_nothing(
 
 
 async def test_nothing_kept_is_used_once_a_name_changes(memory: CampaignMemory) -> None:
+    """ "The Gray Wardun patrol" reads no hidden name and is kept so; once the secret is
+    renamed the Grey Wardens, it reads as the secret, and what was kept must not say
+    otherwise (no spelled form of the new name is in the line: only correction finds it)."""
     await world(memory)
-    await answers(View(memory, "ysolde"))
-    # The secret's name is now what the misspelling reads as: kept answers no longer apply.
+    patrol = "The Gray Wardun patrol the harbour watch at night."
+    await memory.graph.upsert_fact(NewFact(text=patrol, session_id="s1"))
+    facts, _ = await answers(View(memory, "ysolde"))
+    assert patrol in facts
+    kept = await memory.db.pool.fetchval("SELECT count(*) FROM names_read")
     await memory.graph.upsert_entity(
         NewEntity(
             id="salt-knives",
             type=EntityType.FACTION,
-            name="Sault Knives",
+            name="Grey Wardens",
             visibility=Visibility(secret=True, known_by=("brannoch",)),
         )
     )
     a_new_process()
     names = await memory.entity_names()
     corrector = SHARED_CORRECTORS.for_entities(names.entities)
-    texts = [*FACTS, *(f"{speaker}: {text}" for speaker, text in LINES)]
-    assert set(await memory.names_read.found(list(reading.unread(corrector, texts)))) == set()
-    facts, lines = await answers(View(memory, "ysolde"))
-    assert not any("Knives" in text for text in [*facts, *lines])
+    assert "salt-knives" in reading.names_read(corrector, patrol)
+    texts = [patrol, *FACTS, *(f"{speaker}: {text}" for speaker, text in LINES)]
+    assert kept and await memory.names_read.found(list(reading.unread(corrector, texts))) == {}
+    facts, _ = await answers(View(memory, "ysolde"))
+    assert patrol not in facts
+
+
+async def test_a_text_withheld_before_correction_is_looked_up_once(
+    memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fact naming the secret as spelled is withheld before correction runs, so nothing
+    is kept for it; it is still asked for once per process, not at every call."""
+    await world(memory)
+    spelled = "The Salt Knives own the harbour watch."
+    await memory.graph.upsert_fact(NewFact(text=spelled, session_id="s1"))
+    asked: list[str] = []
+    found = memory.names_read.found
+
+    async def counted(readings: list[bytes]) -> dict[bytes, tuple[str | None, ...]]:
+        asked.extend(map(bytes.hex, readings))
+        return await found(readings)
+
+    monkeypatch.setattr(memory.names_read, "found", counted)
+    ysolde = View(memory, "ysolde")
+    for _ in range(3):
+        await ysolde.search_facts("harbour watch knives", TEN)
+    assert asked and len(asked) == len(set(asked))
+
+
+async def test_deleting_a_line_or_a_fact_forgets_what_was_read(memory: CampaignMemory) -> None:
+    await world(memory)
+    await answers(View(memory, "ysolde"))
+    assert await memory.db.pool.fetchval("SELECT count(*) FROM names_read")
+    line = (await memory.log.entries("s1"))[0]
+    await remove_line(memory.db, memory.campaign_id, line.id)
+    assert await memory.db.pool.fetchval("SELECT count(*) FROM names_read") == 0
+    a_new_process()
+    await answers(View(memory, "ysolde"))
+    fact = (await memory.graph.current_facts())[0]
+    assert await memory.graph.delete_fact(fact.id)
+    assert await memory.db.pool.fetchval("SELECT count(*) FROM names_read") == 0
+
+
+@pytest.mark.slow
+async def test_a_session_end_forgets_what_was_read_under_other_names(
+    semantic_memory: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    await world(semantic_memory)
+    await answers(View(semantic_memory, "ysolde"))
+    assert await semantic_memory.db.pool.fetchval("SELECT count(*) FROM names_read")
+    await end_session(semantic_memory.db, semantic_memory.campaign_id, "s1", offline_embedder)
+    # Its episode is a new name: nothing read before is found under the names now.
+    assert await semantic_memory.db.pool.fetchval("SELECT count(*) FROM names_read") == 0
 
 
 async def test_a_campaign_read_whole_keeps_every_text_once_and_forgets_old_names(
