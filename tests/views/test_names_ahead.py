@@ -87,8 +87,7 @@ async def test_a_second_process_shows_what_the_first_did_and_corrects_nothing(
     memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await world(memory)
-    ysolde = View(memory, "ysolde")
-    first = await answers(ysolde)
+    first = await answers(View(memory, "ysolde"))
     assert not any("Knives" in text for texts in first for text in texts)
     assert any("pepper stew" in text for text in first[0])
     kept = await memory.db.pool.fetchval("SELECT count(*) FROM names_read")
@@ -196,12 +195,9 @@ async def test_a_campaign_read_whole_keeps_every_text_once_and_forgets_old_names
     assert (renamed.worked_out, renamed.forgotten) == (renamed.texts, first.texts)
 
 
-async def test_a_database_that_does_not_keep_costs_no_answer(
-    memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_database_that_does_not_keep_costs_no_answer(memory: CampaignMemory) -> None:
     await world(memory)
-    ysolde = View(memory, "ysolde")
-    first = await answers(ysolde)
+    first = await answers(View(memory, "ysolde"))
     a_new_process()
     await memory.db.pool.execute("DROP TABLE names_read")
     assert await answers(View(memory, "ysolde")) == first
