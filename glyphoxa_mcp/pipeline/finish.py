@@ -11,6 +11,7 @@ are cleared. Running it again updates the same summary and episode.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Literal
@@ -33,7 +34,7 @@ from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.domain.session_summaries import SummaryPart, render_summary
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.domain.wording import counted
-from glyphoxa_mcp.errors import ProviderError
+from glyphoxa_mcp.errors import GlyphoxaError, ProviderError
 from glyphoxa_mcp.pipeline.extraction import extract_session
 from glyphoxa_mcp.pipeline.fact_embedding import embed_new
 from glyphoxa_mcp.pipeline.llm_summary import llm_summary
@@ -44,6 +45,8 @@ from glyphoxa_mcp.providers.embeddings import Embedder
 from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.names_read import campaign_names_digest
 from glyphoxa_mcp.storage.memory import CampaignMemory
+
+log = logging.getLogger(__name__)
 
 # Taking part is inferred from speaking or being present, a mention from being named:
 # likely, not certain.
@@ -153,9 +156,14 @@ async def end_session(
         await writing.curation.teach_witnessed(session_id)
     await embed_new(db, embedder, campaign_id)  # the episode's relationships
     # The session's names are the campaign's now: what was read in texts under the names
-    # before is never found again (sql/039).
-    names = await memory.queries.entity_names()
-    await memory.names_read.forget_all_but(campaign_names_digest(names, SHARED_CORRECTORS.settings))
+    # before is never found again (sql/039). A cache: the session has ended all the same.
+    try:
+        names = await memory.entity_names()
+        await memory.names_read.forget_all_but(
+            campaign_names_digest(names.entities, SHARED_CORRECTORS.settings)
+        )
+    except GlyphoxaError as exc:
+        log.warning("names read under the campaign's old names are kept for now: %s", exc)
     return EndReport(
         session_id,
         end,

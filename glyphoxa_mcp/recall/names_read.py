@@ -32,7 +32,7 @@ from weakref import WeakKeyDictionary
 
 import glyphoxa_mcp.correction as correction_package
 from glyphoxa_mcp.correction.known_names import corrects_like, names_of
-from glyphoxa_mcp.correction.name_index import KnownName
+from glyphoxa_mcp.correction.name_index import KnownName, prepared_names
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
 from glyphoxa_mcp.domain.models import Entity
 from glyphoxa_mcp.recall import name_spelling
@@ -120,16 +120,18 @@ def learn(corrector: PhoneticCorrector, text: str, entity_ids: Iterable[str | No
 
 
 def unread(corrector: PhoneticCorrector, texts: Iterable[str]) -> dict[bytes, str]:
-    """The texts this process has neither read with `corrector` nor looked up already (`asked`),
-    by their readings: a text is looked up once per process, whatever the check then finds
-    (one withheld before correction runs would otherwise be asked for at every call)."""
-    known, asked = _READ.get(corrector, {}), _ASKED.get(corrector, {})
+    """The texts this process has not read with `corrector`, by their readings."""
+    known = _READ.get(corrector, {})
     digest = names_digest(corrector)
-    return {
-        reading_of(digest, text): text
-        for text in texts
-        if text and text not in known and text not in asked
-    }
+    return {reading_of(digest, text): text for text in texts if text and text not in known}
+
+
+def not_asked(corrector: PhoneticCorrector, texts: dict[bytes, str]) -> dict[bytes, str]:
+    """Of `texts` (by reading), those not looked up in the database already (`looked_up`): a
+    text is looked up once per process, whatever the check then finds (one withheld before
+    correction runs would otherwise be asked for at every call)."""
+    asked = _ASKED.get(corrector, {})
+    return {reading: text for reading, text in texts.items() if text not in asked}
 
 
 def looked_up(corrector: PhoneticCorrector, texts: Iterable[str]) -> None:
@@ -163,9 +165,9 @@ def names_digest(corrector: PhoneticCorrector) -> bytes:
 def campaign_names_digest(entities: Iterable[Entity], settings: PhoneticSettings) -> bytes:
     """The digest of the corrector a campaign's readers use for these entities (every one's
     names and aliases) with these settings, without preparing one."""
-    return names_digest_of(
-        names_of(entities), settings, settings.max_code_edits, settings.short_forms
-    )
+    # As an index keeps them: trimmed, each once, descriptions ("the innkeeper") left out.
+    given = [prepared.name for prepared in prepared_names(names_of(entities))]
+    return names_digest_of(given, settings, settings.max_code_edits, settings.short_forms)
 
 
 def names_digest_of(

@@ -21,6 +21,7 @@ from glyphoxa_mcp.recall.names_read import (
     looked_up,
     names_digest,
     names_read,
+    not_asked,
     unread,
 )
 from glyphoxa_mcp.recall.redaction import Redactor
@@ -31,10 +32,11 @@ log = logging.getLogger(__name__)
 # Texts worked out by this process before they are kept, in one statement.
 KEEP_AT = 128
 # The most waiting to be kept under one campaign's names: past it (a database that keeps
-# refusing) the oldest go. And the most campaigns' names waiting at once (while names
-# change, a process reads under the old and the new for a moment).
+# refusing) the oldest go. And the most names waiting at once: a campaign's names before
+# (while names change, a process reads under the old and the new for a moment) go first,
+# then the names least recently used.
 MOST_WAITING = 4_096
-KINDS_WAITING = 8
+KINDS_WAITING = 16
 
 
 @dataclass
@@ -56,14 +58,18 @@ async def read_ahead(
     missing = unread(corrector, texts)
     if not missing:
         return TextsToKeep()
-    try:
-        found = await memory.names_read.found(list(missing))
-    except GlyphoxaError as exc:
-        log.debug("names read in texts not looked up: %s", exc)
-        found = {}
-    looked_up(corrector, missing.values())
+    asking = not_asked(corrector, missing)
+    found: dict[bytes, tuple[str | None, ...]] = {}
+    if asking:
+        try:
+            found = await memory.names_read.found(list(asking))
+        except GlyphoxaError as exc:
+            log.debug("names read in texts not looked up: %s", exc)
+        looked_up(corrector, asking.values())
     for reading, entity_ids in found.items():
         learn(corrector, missing[reading], entity_ids)
+    # A text asked for before and not worked out then (withheld before correction ran) is
+    # kept by the call that works it out.
     return TextsToKeep(
         corrector, [(reading, text) for reading, text in missing.items() if reading not in found]
     )
@@ -80,9 +86,13 @@ async def keep_read(memory: CampaignMemory, worked_out: TextsToKeep) -> None:
         return
     names = names_digest(corrector)
     key = (memory.campaign_id, names)
-    if key not in _WAITING and len(_WAITING) >= KINDS_WAITING:
-        del _WAITING[next(iter(_WAITING))]  # the oldest names: most likely gone
-    waiting = _WAITING.setdefault(key, [])
+    if key not in _WAITING:
+        # Under the campaign's names before, rather than another campaign's names now.
+        older = [k for k in _WAITING if k[0] == memory.campaign_id]
+        while len(_WAITING) >= KINDS_WAITING:
+            del _WAITING[older.pop(0) if older else next(iter(_WAITING))]
+    waiting = _WAITING.pop(key, [])
+    _WAITING[key] = waiting  # the most recently used last
     waiting += [
         (reading, names_read(corrector, text))
         for reading, text in worked_out.readings

@@ -156,6 +156,33 @@ async def test_a_text_withheld_before_correction_is_looked_up_once(
     assert asked and len(asked) == len(set(asked))
 
 
+async def test_a_text_one_npc_never_corrected_is_kept_by_the_next_that_does(
+    memory: CampaignMemory,
+) -> None:
+    """Ysolde's check withholds the spelled secret before correcting it; Brannoch, who knows
+    it but not Ysolde's own secret, corrects the same text, and it is kept then."""
+    await world(memory)
+    await memory.graph.upsert_entity(
+        NewEntity(
+            id="grey-court",
+            type=EntityType.FACTION,
+            name="Grey Court",
+            visibility=Visibility(secret=True, known_by=("ysolde",)),
+        )
+    )
+    spelled = "The Salt Knives own the harbour watch."
+    await memory.graph.upsert_fact(NewFact(text=spelled, session_id="s1"))
+    await View(memory, "ysolde").search_facts("harbour watch knives", TEN)
+    names = await memory.entity_names()
+    corrector = SHARED_CORRECTORS.for_entities(names.entities)
+    reading_key = reading.reading_of(reading.names_digest(corrector), spelled)
+    assert await memory.names_read.found([reading_key]) == {}
+    found = await View(memory, "brannoch").search_facts("harbour watch knives", TEN)
+    assert spelled in [hit.text for hit in found.results]
+    # Kept as corrected: a name spelled right is no correction (the spelled forms find it).
+    assert set(await memory.names_read.found([reading_key])) == {reading_key}
+
+
 async def test_deleting_a_line_or_a_fact_forgets_what_was_read(memory: CampaignMemory) -> None:
     await world(memory)
     await answers(View(memory, "ysolde"))
