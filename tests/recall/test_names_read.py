@@ -12,17 +12,7 @@ from glyphoxa_mcp.correction.known_names import CorrectorCache, names_of
 from glyphoxa_mcp.correction.name_index import KnownName
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector, PhoneticSettings
 from glyphoxa_mcp.recall import names_read as reading
-from glyphoxa_mcp.recall.names_read import (
-    campaign_names_digest,
-    has_read,
-    learn,
-    looked_up,
-    names_digest,
-    names_read,
-    not_asked,
-    reading_of,
-    unread,
-)
+from glyphoxa_mcp.recall.names_read import campaign_names_digest, names_digest, names_read
 from tests.recall.test_patched_indexes import edits, in_order
 
 SALT = KnownName("Salt Knives", "salt-knives")
@@ -74,19 +64,21 @@ def test_a_reading_names_the_text_and_the_names() -> None:
     one = names_digest(PhoneticCorrector([SALT]))
     two = names_digest(PhoneticCorrector([VASK]))
     text = "The Sault Knives pay."
-    assert reading_of(one, text) == reading_of(one, text)
-    assert reading_of(one, text) != reading_of(two, text)
-    assert reading_of(one, text) != reading_of(one, text + " ")
-    assert len(reading_of(one, "\ud800 a lone surrogate")) == 16
+    assert reading.reading_of(one, text) == reading.reading_of(one, text)
+    assert reading.reading_of(one, text) != reading.reading_of(two, text)
+    assert reading.reading_of(one, text) != reading.reading_of(one, text + " ")
+    assert len(reading.reading_of(one, "\ud800 a lone surrogate")) == 16
 
 
 def test_what_is_learnt_is_read_without_correcting() -> None:
     corrector = PhoneticCorrector([SALT])
     text = "The Sault Knives pay the watch."
-    assert reading_of(names_digest(corrector), text) in unread(corrector, [text, ""])
-    learn(corrector, text, ("salt-knives",))
-    assert has_read(corrector, text)
-    assert unread(corrector, [text]) == {}
+    assert reading.reading_of(names_digest(corrector), text) in reading.unread(
+        corrector, [text, ""]
+    )
+    reading.learn(corrector, text, ("salt-knives",))
+    assert reading.has_read(corrector, text)
+    assert reading.unread(corrector, [text]) == {}
     corrector.correct = None  # type: ignore[method-assign]  # never called again
     assert names_read(corrector, text) == ("salt-knives",)
 
@@ -138,8 +130,8 @@ def test_a_campaign_digest_is_its_readers_corrector_digest() -> None:
 def test_a_text_is_looked_up_once_whatever_it_reads() -> None:
     corrector = PhoneticCorrector([SALT])
     texts = ["Salt Knives everywhere.", "The tide is high."]
-    missing = unread(corrector, texts)
-    assert set(not_asked(corrector, missing).values()) == set(texts)
-    looked_up(corrector, texts)
-    assert not_asked(corrector, missing) == {}
-    assert unread(corrector, texts) == missing  # still to be kept once worked out
+    missing = reading.unread(corrector, texts)
+    assert set(reading.not_asked(corrector, missing).values()) == set(texts)
+    reading.looked_up(corrector, texts)
+    assert reading.not_asked(corrector, missing) == {}
+    assert reading.unread(corrector, texts) == missing  # still to be kept once worked out

@@ -35,18 +35,20 @@ LINES = [
 ]
 
 
+def secret(entity_id: str, name: str, known_by: str) -> NewEntity:
+    return NewEntity(
+        id=entity_id,
+        type=EntityType.FACTION,
+        name=name,
+        visibility=Visibility(secret=True, known_by=(known_by,)),
+    )
+
+
 async def world(memory: CampaignMemory) -> None:
     graph = memory.graph
     await graph.upsert_entity(NewEntity(id="ysolde", type=EntityType.NPC, name="Ysolde"))
     await graph.upsert_entity(NewEntity(id="brannoch", type=EntityType.NPC, name="Brannoch"))
-    await graph.upsert_entity(
-        NewEntity(
-            id="salt-knives",
-            type=EntityType.FACTION,
-            name="Salt Knives",
-            visibility=Visibility(secret=True, known_by=("brannoch",)),
-        )
-    )
+    await graph.upsert_entity(secret("salt-knives", "Salt Knives", "brannoch"))
     for text in FACTS:
         await graph.upsert_fact(NewFact(text=text, session_id="s1"))
     await memory.log.append_many(
@@ -116,14 +118,7 @@ async def test_nothing_kept_is_used_once_a_name_changes(memory: CampaignMemory) 
     facts, _ = await answers(View(memory, "ysolde"))
     assert patrol in facts
     kept = await memory.db.pool.fetchval("SELECT count(*) FROM names_read")
-    await memory.graph.upsert_entity(
-        NewEntity(
-            id="salt-knives",
-            type=EntityType.FACTION,
-            name="Grey Wardens",
-            visibility=Visibility(secret=True, known_by=("brannoch",)),
-        )
-    )
+    await memory.graph.upsert_entity(secret("salt-knives", "Grey Wardens", "brannoch"))
     a_new_process()
     names = await memory.entity_names()
     corrector = SHARED_CORRECTORS.for_entities(names.entities)
@@ -162,14 +157,7 @@ async def test_a_text_one_npc_never_corrected_is_kept_by_the_next_that_does(
     """Ysolde's check withholds the spelled secret before correcting it; Brannoch, who knows
     it but not Ysolde's own secret, corrects the same text, and it is kept then."""
     await world(memory)
-    await memory.graph.upsert_entity(
-        NewEntity(
-            id="grey-court",
-            type=EntityType.FACTION,
-            name="Grey Court",
-            visibility=Visibility(secret=True, known_by=("ysolde",)),
-        )
-    )
+    await memory.graph.upsert_entity(secret("grey-court", "Grey Court", "ysolde"))
     spelled = "The Salt Knives own the harbour watch."
     await memory.graph.upsert_fact(NewFact(text=spelled, session_id="s1"))
     await View(memory, "ysolde").search_facts("harbour watch knives", TEN)
