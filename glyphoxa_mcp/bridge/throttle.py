@@ -36,7 +36,8 @@ class Throttle:
         self._tasks = tasks
         self.interval_s = interval_s
         self._clock = clock
-        self._last_start = -interval_s
+        # When the latest fetch started, by `clock`: the next starts `interval_s` after.
+        self.started_at = -interval_s
         self._newest: str | None = None
         self._scheduled = False
         self.fetches = 0
@@ -49,13 +50,13 @@ class Throttle:
             self._tasks.start_soon(self._run)
 
     async def _run(self) -> None:
-        wait = self._last_start + self.interval_s - self._clock()
+        wait = self.started_at + self.interval_s - self._clock()
         if wait > 0:
             await anyio.sleep(wait)
         partial, self._newest, self._scheduled = self._newest, None, False
         if partial is None:
             return
-        self._last_start = self._clock()
+        self.started_at = self._clock()
         self.fetches += 1
         try:
             result = await self._fetch(partial)
