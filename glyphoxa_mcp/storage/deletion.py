@@ -43,6 +43,7 @@ from glyphoxa_mcp.domain.reports import (
 from glyphoxa_mcp.errors import ConflictError, NotFoundError
 from glyphoxa_mcp.storage.branches import descendants
 from glyphoxa_mcp.storage.knowledge_graph import DM_DECIDED
+from glyphoxa_mcp.storage.names_read_cache import FORGET_CAMPAIGN_NAMES_READ
 from glyphoxa_mcp.storage.recording_leases import refuse_while_recording
 from glyphoxa_mcp.storage.semantic_index import FORGET_SESSION_ENTITIES, TALLY_SESSION_ENTITIES
 
@@ -129,9 +130,6 @@ DELETE_LINE_PASSAGES = """
 DELETE FROM chunks WHERE campaign_id = $1 AND session_id = $2 AND $3::bigint = ANY(entry_ids)
 """
 DELETE_LINE = "DELETE FROM session_entries WHERE campaign_id = $1 AND id = $2"
-# What name correction read in the campaign's texts (sql/039): a digest of a deleted text
-# with the entities it named would outlive it, so the cache goes whole (it fills again).
-FORGET_NAMES_READ = "DELETE FROM names_read WHERE campaign_id = $1"
 
 # After the summary is written (which clears the flag, sql/026).
 FLAG_SUMMARY = """
@@ -247,7 +245,7 @@ async def delete_session(db: Database, campaign_id: str, session_id: str) -> Ses
                 await conn.execute(EMPTY_CHANGE_LOG, campaign_id)
             proposals = _count(await conn.execute(DELETE_PROPOSALS, *learned))
             await conn.execute(DELETE_SESSION, *learned)
-            await conn.execute(FORGET_NAMES_READ, campaign_id)
+            await conn.execute(FORGET_CAMPAIGN_NAMES_READ, campaign_id)
             # Rows of any table added later that name the session without a cascade.
             for table in await _tables_with(conn, "campaign_id", "session_id"):
                 await conn.execute(
@@ -284,7 +282,7 @@ async def remove_line(db: Database, campaign_id: str, entry_id: int) -> LineRemo
                 await conn.execute(DELETE_LINE_PASSAGES, campaign_id, session_id, entry_id)
             )
             await conn.execute(DELETE_LINE, campaign_id, entry_id)
-            await conn.execute(FORGET_NAMES_READ, campaign_id)
+            await conn.execute(FORGET_CAMPAIGN_NAMES_READ, campaign_id)
             await conn.execute(FORGET_SESSION_ENTITIES, campaign_id, session_id)
             await conn.execute(TALLY_SESSION_ENTITIES, campaign_id, session_id)
     return LineRemoved(

@@ -30,6 +30,7 @@ from glyphoxa_mcp.domain.vocabulary import (
     slugify,
 )
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
+from glyphoxa_mcp.storage.names_read_cache import FORGET_CAMPAIGN_NAMES_READ
 from glyphoxa_mcp.storage.sql_parts import Params, entity_visible, visible, where
 
 ENTITY_COLUMNS = "e.id, e.type, e.name, e.aliases, e.attributes, e.secret, e.known_by"
@@ -148,7 +149,6 @@ WHERE f.campaign_id = $1 AND coalesce(f.subject_id, '') = coalesce($2, '')
 """
 SELECT_FACT = f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.campaign_id = $1 AND f.id = $2"
 DELETE_FACT = "DELETE FROM facts WHERE campaign_id = $1 AND id = $2"
-FORGET_NAMES_READ = "DELETE FROM names_read WHERE campaign_id = $1"
 
 
 # The same rows as JSON shaped like the models, for statements that nest them: pydantic
@@ -545,7 +545,7 @@ class KnowledgeGraph:
                 status: str = await conn.execute(DELETE_FACT, self.campaign_id, fact_id)
                 deleted = status.endswith(" 1")
                 if deleted:
-                    await conn.execute(FORGET_NAMES_READ, self.campaign_id)
+                    await conn.execute(FORGET_CAMPAIGN_NAMES_READ, self.campaign_id)
         return deleted
 
     async def all_relationships(self) -> list[Relationship]:

@@ -22,6 +22,10 @@ FROM unnest($3::bytea[]) WITH ORDINALITY AS r(reading, n)
 ON CONFLICT (campaign_id, reading) DO NOTHING
 """
 DELETE_OTHER_NAMES = "DELETE FROM names_read WHERE campaign_id = $1 AND names_digest <> $2"
+# In the transaction that deletes a line, a fact or a session: a digest of a deleted text
+# with the entities it named would outlive it, so the campaign's rows go whole (they fill
+# again as texts are read).
+FORGET_CAMPAIGN_NAMES_READ = "DELETE FROM names_read WHERE campaign_id = $1"
 # The texts redaction reads in a campaign, a page at a time in id order: its lines (with
 # their speakers' names) and its current facts (with their story labels).
 SELECT_LINES_AFTER = """
