@@ -82,9 +82,7 @@ def names_read(corrector: PhoneticCorrector, text: str) -> tuple[str | None, ...
     """The entities whose names `corrector` reads in `text`, each once: corrects into it as
     written, or as it reads once look-alike letters are Latin ones (a Cyrillic "a" in
     "Sault")."""
-    known = _READ.get(corrector)
-    if known is None:
-        known = _READ[corrector] = {}
+    known = _per_corrector(_READ, corrector)
 
     def read() -> tuple[str | None, ...]:
         folded = fold(text)
@@ -113,10 +111,7 @@ def has_read(corrector: PhoneticCorrector, text: str) -> bool:
 
 def learn(corrector: PhoneticCorrector, text: str, entity_ids: Iterable[str | None]) -> None:
     """Teach the process what `corrector` reads in `text`, as kept under its reading."""
-    known = _READ.get(corrector)
-    if known is None:
-        known = _READ[corrector] = {}
-    remembered(known, text, lambda: tuple(entity_ids), keep=READ_TEXTS)
+    remembered(_per_corrector(_READ, corrector), text, lambda: tuple(entity_ids), keep=READ_TEXTS)
 
 
 def unread(corrector: PhoneticCorrector, texts: Iterable[str]) -> dict[bytes, str]:
@@ -136,11 +131,19 @@ def not_asked(corrector: PhoneticCorrector, texts: dict[bytes, str]) -> dict[byt
 
 def looked_up(corrector: PhoneticCorrector, texts: Iterable[str]) -> None:
     """The texts have been looked up in the database under `corrector`'s names."""
-    asked = _ASKED.get(corrector)
-    if asked is None:
-        asked = _ASKED[corrector] = {}
+    asked = _per_corrector(_ASKED, corrector)
     for text in texts:
         remembered(asked, text, lambda: True, keep=READ_TEXTS)
+
+
+def _per_corrector(
+    table: WeakKeyDictionary[PhoneticCorrector, dict[str, V]], corrector: PhoneticCorrector
+) -> dict[str, V]:
+    """The corrector's own entries of a per-corrector table, made on first use."""
+    entries = table.get(corrector)
+    if entries is None:
+        entries = table[corrector] = {}
+    return entries
 
 
 def reading_of(names: bytes, text: str) -> bytes:
