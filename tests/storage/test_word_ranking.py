@@ -4,6 +4,7 @@ and a cost that does not follow how many rows hold a common word."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections import Counter
@@ -13,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from glyphoxa_mcp.db.database import Database
+from glyphoxa_mcp.db.database import Database, OneConnection
 from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.models import NewChunk, NewEntry, NewSession, SearchFilters
 from glyphoxa_mcp.domain.scenes import Scene
@@ -294,6 +295,42 @@ async def test_a_common_word_costs_no_more_reading(db: Database, memory: Campaig
     assert word_ranking.FIRST_DEPTH < 3_000
     texts = {entry.text for entry in await memory.log.get_many([row["id"] for row in rows[:3]])}
     assert texts == {entry.text for entry in rare}
+
+
+async def test_the_first_pass_is_planned_once_whatever_the_words_and_k(
+    db: Database, memory: CampaignMemory, corpus: list[int]
+) -> None:
+    """PostgreSQL keeps one plan for a statement run with other values only once the plan
+    made without seeing them costs no more than those made with them. The first pass hides
+    the query's words and k from the planner: a plan made for given words and k is the plan
+    made for none, so after five runs it is no longer planned at every call."""
+
+    def first_pass(query: str, k: int) -> tuple[WordSearch, Params]:
+        params, fields = _search(memory, query, k, PLAYERS)
+        return WordSearch(**fields, reader=params.add("brannoch")), params
+
+    search, params = first_pass("caravan", 1)
+    sql = word_ranking._read_best(search, word_ranking.FIRST_DEPTH)
+
+    async def cost(mode: str, values: list[Any]) -> float:
+        async with db.pool.acquire() as conn, conn.transaction():
+            await conn.execute(f"SET LOCAL plan_cache_mode = {mode}")
+            plan = await conn.fetchval(f"EXPLAIN (FORMAT JSON) {sql}", *values)
+        return float(json.loads(plan)[0]["Plan"]["Total Cost"])
+
+    unseen = await cost("force_generic_plan", params.values)
+    for query, k in (("caravan", 1), ("ember lantern tide", 40), ("hex", 5)):
+        assert await cost("force_custom_plan", first_pass(query, k)[1].values) == unseen
+    async with db.pool.acquire() as conn:
+        for query in ("caravan ember", "tide", "relic bells", "ghoul tomb", "vault", "runes"):
+            search, params = first_pass(query, 10)
+            await rank_by_words(OneConnection(conn), search, params)  # type: ignore[arg-type]
+        runs = await conn.fetchrow(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
+            sql,
+        )
+    assert runs is not None
+    assert (runs["custom_plans"], runs["generic_plans"]) == (5, 1)
 
 
 NPCS = ("brannoch", "ysolde", "berrit", "maelis")
