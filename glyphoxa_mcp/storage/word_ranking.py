@@ -15,6 +15,13 @@ and the average length in distinct lexemes, and each word's document frequency. 
 choose which rows are returned, not how they are scored. A search whose filters keep only
 a few rows reachable through an index (one session, some subjects) scores each of them
 instead (`selective`).
+
+Both passes are planned once per connection, not at every call: the query's text, k and the
+threshold reach them through sub-selects the planner cannot look into (`_at_run_time`), so a
+plan made for given values costs what the plan made for none does, and PostgreSQL keeps the
+latter after a statement's fifth run. Planning took about as long as running a pass (0.5-0.9
+ms on the reference dataset), and the values did not change the plan's shape: each word's
+postings are read through their index either way.
 """
 
 from __future__ import annotations
@@ -179,13 +186,7 @@ def _exact_score(tsv: str) -> str:
 def _read_best(search: WordSearch, depth: int) -> str:
     """The first pass: the best `depth` postings of each word. Complete when no row left
     unread could enter the top k; otherwise its `threshold` is a score at least k rows
-    reach.
-
-    Its plan is the same whatever the query's words and k (an index read of each word's best
-    postings, then a few hundred rows), so neither is shown to the planner: PostgreSQL then
-    keeps one plan for the statement after its fifth run instead of planning it at every
-    call, which took about as long as running it (0.5-0.7 ms on the reference dataset). The
-    second pass shows them: how many rows hold each word decides its plan."""
+    reach."""
     collection = TABLES[search.table]
     alias = search.alias
     if search.conditions:
@@ -266,7 +267,7 @@ def _read_essential(search: WordSearch, threshold: str, scored: int, read_whole:
     the k-th of those."""
     collection = TABLES[search.table]
     alias = search.alias
-    cut = f"{threshold} * {1 - TIE}"
+    cut = f"{_at_run_time(threshold, 'float8')} * {1 - TIE}"
     hopeful = f"""
             -- Rows that may reach the threshold, most promising first; one more than are
             -- scored, to know what the rest could reach.
@@ -301,7 +302,7 @@ def _read_essential(search: WordSearch, threshold: str, scored: int, read_whole:
             ) k
             WINDOW w AS (ORDER BY k.upper DESC, k.id)"""
     return f"""
-        WITH {_statistics(search)},
+        WITH {_statistics(search, planned_once=True)},
         most AS (
             -- The most each word can add to a score: its best posting's weight.
             SELECT t.lexeme, t.idf, t.holding, coalesce(t.idf * glyphoxa_bm25_bound(
@@ -350,7 +351,8 @@ def _read_essential(search: WordSearch, threshold: str, scored: int, read_whole:
             WHERE h.place <= {scored} AND {where(list(search.conditions))}
         ),
         best AS MATERIALIZED (
-            SELECT id, rank FROM scored ORDER BY rank DESC, id LIMIT {search.limit}
+            SELECT id, rank FROM scored ORDER BY rank DESC, id
+            LIMIT {_at_run_time(search.limit, "int")}
         ),
         verdict AS (
             -- Every hopeful row scored, or none left that could beat the k-th.

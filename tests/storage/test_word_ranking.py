@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from glyphoxa_mcp.db.database import Database, OneConnection
+from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.knowledge import Knowledge
 from glyphoxa_mcp.domain.models import NewChunk, NewEntry, NewSession, SearchFilters
 from glyphoxa_mcp.domain.scenes import Scene
@@ -297,20 +297,33 @@ async def test_a_common_word_costs_no_more_reading(db: Database, memory: Campaig
     assert texts == {entry.text for entry in rare}
 
 
-async def test_the_first_pass_is_planned_once_whatever_the_words_and_k(
-    db: Database, memory: CampaignMemory, corpus: list[int]
+def _first_pass(search: WordSearch, threshold: str) -> str:
+    return word_ranking._read_best(search, word_ranking.FIRST_DEPTH)
+
+
+def _second_pass(search: WordSearch, threshold: str) -> str:
+    return word_ranking._read_essential(
+        search, threshold, word_ranking.FIRST_SCORED, word_ranking.READ_WHOLE
+    )
+
+
+@pytest.mark.parametrize("statement", [_first_pass, _second_pass], ids=["first", "second"])
+async def test_each_pass_is_planned_once_whatever_the_words_k_and_threshold(
+    db: Database, memory: CampaignMemory, corpus: list[int], statement: Any
 ) -> None:
     """PostgreSQL keeps one plan for a statement run with other values only once the plan
-    made without seeing them costs no more than those made with them. The first pass hides
-    the query's words and k from the planner: a plan made for given words and k is the plan
-    made for none, so after five runs it is no longer planned at every call."""
+    made without seeing them costs no more than those made with them. The passes hide the
+    query's words, k and the threshold from the planner: a plan made for given values is the
+    plan made for none, so after five runs a pass is no longer planned at every call."""
 
-    def first_pass(query: str, k: int) -> tuple[WordSearch, Params]:
+    def search_for(query: str, k: int, threshold: float) -> tuple[str, list[Any]]:
         params, fields = _search(memory, query, k, PLAYERS)
-        return WordSearch(**fields, reader=params.add("brannoch")), params
+        search = WordSearch(**fields, reader=params.add("brannoch"))
+        if statement is _first_pass:
+            return statement(search, ""), params.values
+        return statement(search, params.add(threshold)), params.values
 
-    search, params = first_pass("caravan", 1)
-    sql = word_ranking._read_best(search, word_ranking.FIRST_DEPTH)
+    sql, values = search_for("caravan", 1, 0.5)
 
     async def cost(mode: str, values: list[Any]) -> float:
         async with db.pool.acquire() as conn, conn.transaction():
@@ -318,13 +331,12 @@ async def test_the_first_pass_is_planned_once_whatever_the_words_and_k(
             plan = await conn.fetchval(f"EXPLAIN (FORMAT JSON) {sql}", *values)
         return float(json.loads(plan)[0]["Plan"]["Total Cost"])
 
-    unseen = await cost("force_generic_plan", params.values)
-    for query, k in (("caravan", 1), ("ember lantern tide", 40), ("hex", 5)):
-        assert await cost("force_custom_plan", first_pass(query, k)[1].values) == unseen
+    unseen = await cost("force_generic_plan", values)
+    for query, k, threshold in (("caravan", 1, 0.5), ("ember lantern tide", 40, 3.0)):
+        assert await cost("force_custom_plan", search_for(query, k, threshold)[1]) == unseen
     async with db.pool.acquire() as conn:
         for query in ("caravan ember", "tide", "relic bells", "ghoul tomb", "vault", "runes"):
-            search, params = first_pass(query, 10)
-            await rank_by_words(OneConnection(conn), search, params)  # type: ignore[arg-type]
+            await conn.fetch(sql, *search_for(query, 10, 1.0)[1])
         runs = await conn.fetchrow(
             "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
             sql,
