@@ -297,6 +297,10 @@ async def test_a_common_word_costs_no_more_reading(db: Database, memory: Campaig
     assert texts == {entry.text for entry in rare}
 
 
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _first_pass(search: WordSearch, threshold: str) -> str:
     return word_ranking._read_best(search, word_ranking.FIRST_DEPTH)
 
@@ -312,31 +316,39 @@ async def test_each_pass_is_planned_once_whatever_the_words_k_and_threshold(
     db: Database, memory: CampaignMemory, corpus: list[int], statement: Any
 ) -> None:
     """PostgreSQL keeps one plan for a statement run with other values only once the plan
-    made without seeing them costs no more than those made with them. The passes hide the
-    query's words, k and the threshold from the planner: a plan made for given values is the
-    plan made for none, so after five runs a pass is no longer planned at every call."""
+    made without seeing them (generic) costs no more than those made with them (custom).
+    The passes hide the query's words, k and the threshold from the planner, so that a plan
+    made for given values costs what the generic plan does: after five runs, a pass is no
+    longer planned at every call."""
 
-    def search_for(query: str, k: int, threshold: float) -> tuple[str, list[Any]]:
-        params, fields = _search(memory, query, k, PLAYERS)
-        search = WordSearch(**fields, reader=params.add("brannoch"))
+    def search_for(query: str, k: int, threshold: float, npc: str | None) -> tuple[str, list[Any]]:
+        params, fields = _search(memory, query, k, SearchFilters(reader=npc))
+        search = WordSearch(**fields, reader=None if npc is None else params.add(npc))
         if statement is _first_pass:
             return statement(search, ""), params.values
         return statement(search, params.add(threshold)), params.values
 
-    sql, values = search_for("caravan", 1, 0.5)
-
-    async def cost(mode: str, values: list[Any]) -> float:
+    async def cost(sql: str, mode: str, values: list[Any]) -> float:
+        """The cost of the plan PostgreSQL makes for the prepared pass: for these values
+        (a custom plan), or for none (the generic plan it would keep)."""
+        given = ", ".join(str(v) if isinstance(v, int | float) else _quoted(v) for v in values)
         async with db.pool.acquire() as conn, conn.transaction():
             await conn.execute(f"SET LOCAL plan_cache_mode = {mode}")
-            plan = await conn.fetchval(f"EXPLAIN (FORMAT JSON) {sql}", *values)
+            await conn.execute(f"PREPARE pass AS {sql}")
+            plan = await conn.fetchval(f"EXPLAIN (FORMAT JSON) EXECUTE pass({given})")
+            await conn.execute("DEALLOCATE pass")
         return float(json.loads(plan)[0]["Plan"]["Total Cost"])
 
-    unseen = await cost("force_generic_plan", values)
-    for query, k, threshold in (("caravan", 1, 0.5), ("ember lantern tide", 40, 3.0)):
-        assert await cost("force_custom_plan", search_for(query, k, threshold)[1]) == unseen
+    # The DM (no conditions: how many rows k keeps shows in the cost) and an NPC.
+    for npc in (None, "brannoch"):
+        for query, k, threshold in (("caravan", 1, 0.5), ("ember lantern tide", 40, 3.0)):
+            sql, values = search_for(query, k, threshold, npc)
+            custom = await cost(sql, "force_custom_plan", values)
+            assert custom == await cost(sql, "force_generic_plan", values)
+    sql = search_for("caravan", 1, 0.5, "brannoch")[0]
     async with db.pool.acquire() as conn:
         for query in ("caravan ember", "tide", "relic bells", "ghoul tomb", "vault", "runes"):
-            await conn.fetch(sql, *search_for(query, 10, 1.0)[1])
+            await conn.fetch(sql, *search_for(query, 10, 1.0, "brannoch")[1])
         runs = await conn.fetchrow(
             "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
             sql,
