@@ -1,8 +1,14 @@
 from __future__ import annotations
 
+import math
+import random
 from datetime import UTC, datetime
+from typing import Any
+
+import pytest
 
 from glyphoxa_mcp.domain.models import NewFact, NewSession, Visibility
+from glyphoxa_mcp.storage import fact_queries
 from glyphoxa_mcp.storage.fact_queries import FactFilters
 from glyphoxa_mcp.storage.memory import CampaignMemory
 from tests.storage.graph_fixtures import build_village
@@ -103,3 +109,59 @@ async def test_facts_hidden_from_the_npc_never_match(memory: CampaignMemory) -> 
     assert [f.fact.subject_id for f in as_vask] == ["cult"]
     as_dm = await memory.facts.by_text("kettle tunnel anvil", NONE, k=10, npc_id=None)
     assert len(as_dm) == 3
+
+
+async def test_a_narrow_span_is_ranked_exactly_without_the_vector_index(
+    memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter that narrows the facts through an index to a few of them (here a span of
+    story days) ranks those exactly, read through that index: the vector index, which
+    cannot narrow, would read thousands of entries to find a few facts among many. A wide
+    filter still asks the vector index. Either way the ranking is by distance, and an NPC
+    is shown only what it may know."""
+    await build_village(memory)
+    rng = random.Random(4)
+    vectors = {day: [rng.uniform(-1, 1) for _ in range(4)] for day in range(1, 31)}
+    for day, vector in vectors.items():
+        await memory.graph.upsert_fact(
+            NewFact(
+                subject_id="town-watch",
+                text=f"On day {day} the watch logged patrol {day}.",
+                story_day=day,
+                visibility=Visibility(secret=day % 5 == 0),
+                embedding=vector,
+            )
+        )
+    monkeypatch.setattr(fact_queries, "FEW_NARROWED", 8)
+    asked_the_index = []
+    through_the_index = fact_queries.nearest_rows
+
+    async def nearest_rows(*args: Any, **kwargs: Any) -> Any:
+        asked_the_index.append(True)
+        return await through_the_index(*args, **kwargs)
+
+    monkeypatch.setattr(fact_queries, "nearest_rows", nearest_rows)
+    query = [1.0, 0.2, -0.3, 0.5]
+
+    def nearest(days: range, hidden: bool) -> list[int]:
+        shown = [d for d in days if not (hidden and d % 5 == 0)]
+        return sorted(shown, key=lambda d: _cosine_distance(query, vectors[d]))[:5]
+
+    for npc, hidden in ((None, False), ("mira", True)):
+        narrow = await memory.facts.by_vector(query, FactFilters(story_after=24), k=5, npc_id=npc)
+        assert [m.fact.story_day for m in narrow] == nearest(range(24, 31), hidden)
+        assert narrow[0].score == pytest.approx(
+            1 - _cosine_distance(query, vectors[narrow[0].fact.story_day])
+        )
+        assert asked_the_index == []
+        wide = await memory.facts.by_vector(query, FactFilters(story_after=2), k=5, npc_id=npc)
+        assert [m.fact.story_day for m in wide] == nearest(range(2, 31), hidden)
+        assert asked_the_index == [True]
+        asked_the_index.clear()
+    none = await memory.facts.by_vector(query, FactFilters(story_after=31), k=5, npc_id=None)
+    assert none == [] and asked_the_index == []
+
+
+def _cosine_distance(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    return 1 - dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
