@@ -38,11 +38,11 @@ class FactFilters:
     story_before: float | None = None
 
 
-# A search whose filters narrow the facts through an index (a subject, a session, a span of
-# story or real time) to no more than this many ranks them exactly, read through that index:
-# the vector index cannot narrow, and to find a few facts among 20,000 it reads thousands of
-# entries. Ranking a fact exactly costs a few microseconds; the vector index's search of a
-# wide filter about a millisecond or two.
+# A DM's search whose filters narrow the facts through an index (a subject, a session, a span
+# of story or real time) to no more than this many ranks them exactly, read through that
+# index: the vector index cannot narrow, and to find a few facts among 20,000 it reads
+# thousands of entries. Ranking a fact exactly costs a few microseconds; the vector index's
+# search of a wide filter about a millisecond or two.
 FEW_NARROWED = 512
 
 
@@ -130,7 +130,10 @@ class FactQueries:
         approximate = f"{select} ORDER BY f.embedding <=> {query_vector} LIMIT {limit}"
         exact = exact_variant(select, "distance, id", limit)
         with driver_errors("search facts by meaning"):
-            if narrowing:
+            # The DM only: the DM may know every fact, so the way taken depends on nothing
+            # hidden from the viewer. An NPC's count would have to leave out what it may not
+            # know, fact by fact, and that costs as much as the span holds.
+            if narrowing and npc is None:
                 few = await self._pool.fetch(
                     _exact_if_few(conditions, narrowing, query_vector, limit), *params.values
                 )
@@ -188,20 +191,30 @@ def _match(row: Record) -> FactMatch:
 def _exact_if_few(
     conditions: Sequence[str], narrowing: Sequence[str], query_vector: str, limit: str
 ) -> str:
-    """The facts `conditions` keep, nearest `query_vector` first, ranked exactly when the
-    `narrowing` conditions keep no more than FEW_NARROWED facts (counted through their index,
-    up to one more than that) and read through them: the rows with `few` true (one row of
-    NULLs if none is kept), or one row with `few` false."""
+    """The facts `conditions` keep, nearest `query_vector` first, ranked exactly when no
+    more than FEW_NARROWED of them are kept, read through the index of the `narrowing`
+    conditions and counted up to one more than that: the rows with `few` true (one row of
+    NULLs if none is kept), or one row with `few` false. Read in the index's order, which
+    the plan PostgreSQL keeps for no values in particular also takes (without it, a scan
+    of the whole table)."""
+    order = next(
+        (
+            column
+            for column in ("f.story_day", "f.occurred_at")
+            if any(column in c for c in narrowing)
+        ),
+        "f.id",
+    )
     return f"""
         WITH narrowed AS MATERIALIZED (
-            SELECT f.id FROM facts f WHERE {where(["f.campaign_id = $1", *narrowing])}
-            LIMIT {FEW_NARROWED + 1}
+            SELECT f.id FROM facts f WHERE {where(list(conditions))}
+            ORDER BY {order} LIMIT {FEW_NARROWED + 1}
         ),
         verdict AS (SELECT count(*) <= {FEW_NARROWED} AS few FROM narrowed)
         SELECT v.few, ranked.* FROM verdict v LEFT JOIN LATERAL (
             SELECT {FACT_COLUMNS}, f.embedding <=> {query_vector} AS distance
             FROM narrowed n JOIN facts f ON f.campaign_id = $1 AND f.id = n.id
-            WHERE v.few AND {where(list(conditions))}
+            WHERE v.few
             ORDER BY distance, f.id LIMIT {limit}
         ) ranked ON true
     """

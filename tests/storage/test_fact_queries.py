@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
+from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.domain.models import NewFact, NewSession, Visibility
 from glyphoxa_mcp.storage import fact_queries
 from glyphoxa_mcp.storage.fact_queries import FactFilters
 from glyphoxa_mcp.storage.memory import CampaignMemory
+from glyphoxa_mcp.storage.sql_parts import Params
 from tests.storage.graph_fixtures import build_village
 
 NONE = FactFilters()
@@ -114,11 +116,11 @@ async def test_facts_hidden_from_the_npc_never_match(memory: CampaignMemory) -> 
 async def test_a_narrow_span_is_ranked_exactly_without_the_vector_index(
     memory: CampaignMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A filter that narrows the facts through an index to a few of them (here a span of
-    story days) ranks those exactly, read through that index: the vector index, which
+    """A DM's filter that narrows the facts through an index to a few of them (here a span
+    of story days) ranks those exactly, read through that index: the vector index, which
     cannot narrow, would read thousands of entries to find a few facts among many. A wide
-    filter still asks the vector index. Either way the ranking is by distance, and an NPC
-    is shown only what it may know."""
+    filter still asks the vector index, and so does every NPC's search, whose way must not
+    depend on facts hidden from it. Either way the ranking is by distance."""
     await build_village(memory)
     rng = random.Random(4)
     vectors = {day: [rng.uniform(-1, 1) for _ in range(4)] for day in range(1, 31)}
@@ -147,19 +149,43 @@ async def test_a_narrow_span_is_ranked_exactly_without_the_vector_index(
         shown = [d for d in days if not (hidden and d % 5 == 0)]
         return sorted(shown, key=lambda d: _cosine_distance(query, vectors[d]))[:5]
 
-    for npc, hidden in ((None, False), ("mira", True)):
-        narrow = await memory.facts.by_vector(query, FactFilters(story_after=24), k=5, npc_id=npc)
-        assert [m.fact.story_day for m in narrow] == nearest(range(24, 31), hidden)
-        assert narrow[0].score == pytest.approx(
-            1 - _cosine_distance(query, vectors[narrow[0].fact.story_day])
-        )
-        assert asked_the_index == []
-        wide = await memory.facts.by_vector(query, FactFilters(story_after=2), k=5, npc_id=npc)
-        assert [m.fact.story_day for m in wide] == nearest(range(2, 31), hidden)
-        assert asked_the_index == [True]
+    async def days(after: int, npc: str | None) -> list[int]:
+        found = await memory.facts.by_vector(query, FactFilters(story_after=after), k=5, npc_id=npc)
+        return [m.fact.story_day for m in found]
+
+    assert await days(24, None) == nearest(range(24, 31), hidden=False)
+    assert asked_the_index == []
+    assert await days(32, None) == []
+    assert asked_the_index == []
+    assert await days(2, None) == nearest(range(2, 31), hidden=False)
+    assert asked_the_index == [True]
+    for after in (24, 2):
         asked_the_index.clear()
-    none = await memory.facts.by_vector(query, FactFilters(story_after=31), k=5, npc_id=None)
-    assert none == [] and asked_the_index == []
+        assert await days(after, "mira") == nearest(range(after, 31), hidden=True)
+        assert asked_the_index == [True]
+
+
+async def test_a_narrow_span_is_read_through_its_index_by_a_plan_for_any_span(
+    db: Database, memory: CampaignMemory
+) -> None:
+    """PostgreSQL may keep one plan for every span once it has planned five: that plan,
+    made for no span in particular, still reads the span through its index, not the whole
+    table."""
+    params = Params(memory.campaign_id)
+    narrowing = [f"f.story_day >= {params.add(3)}"]
+    vector = params.add([1.0, 0.0, 0.0, 0.0])
+    sql = fact_queries._exact_if_few(
+        ["f.campaign_id = $1", *narrowing], narrowing, vector, params.add(5)
+    )
+    async with db.pool.acquire() as conn, conn.transaction():
+        await conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        await conn.execute(f"PREPARE span AS {sql}")
+        plan = await conn.fetch(
+            "EXPLAIN EXECUTE span('" + memory.campaign_id + "', 3, '[1,0,0,0]', 5)"
+        )
+    text = "\n".join(row[0] for row in plan)
+    assert "facts_by_story_day" in text
+    assert "Seq Scan on facts" not in text
 
 
 def _cosine_distance(a: list[float], b: list[float]) -> float:
