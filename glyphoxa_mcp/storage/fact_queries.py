@@ -188,23 +188,21 @@ def _match(row: Record) -> FactMatch:
     return FactMatch(fact=fact_from_row(row), score=1 - row["distance"])
 
 
+# The narrowing conditions' columns, each the second of an index after the campaign
+# (sql/040, sql/008, sql/001): a span's first, whose order a range read follows.
+_NARROWING_ORDER = ("f.story_day", "f.occurred_at", "f.session_id", "f.subject_id")
+
+
 def _exact_if_few(
     conditions: Sequence[str], narrowing: Sequence[str], query_vector: str, limit: str
 ) -> str:
     """The facts `conditions` keep, nearest `query_vector` first, ranked exactly when no
     more than FEW_NARROWED of them are kept, read through the index of the `narrowing`
     conditions and counted up to one more than that: the rows with `few` true (one row of
-    NULLs if none is kept), or one row with `few` false. Read in the index's order, which
-    the plan PostgreSQL keeps for no values in particular also takes (without it, a scan
-    of the whole table)."""
-    order = next(
-        (
-            column
-            for column in ("f.story_day", "f.occurred_at")
-            if any(column in c for c in narrowing)
-        ),
-        "f.id",
-    )
+    NULLs if none is kept), or one row with `few` false. Read in the order of that index
+    (`_NARROWING_ORDER`), which the plan PostgreSQL keeps for no values in particular then
+    takes too: without an order, that plan read a span through the whole table."""
+    order = next(column for column in _NARROWING_ORDER if any(column in c for c in narrowing))
     return f"""
         WITH narrowed AS MATERIALIZED (
             SELECT f.id FROM facts f WHERE {where(list(conditions))}

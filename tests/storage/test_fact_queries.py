@@ -170,19 +170,16 @@ async def test_a_narrow_span_is_read_through_its_index_by_a_plan_for_any_span(
 ) -> None:
     """PostgreSQL may keep one plan for every span once it has planned five: that plan,
     made for no span in particular, still reads the span through its index, not the whole
-    table."""
+    table (the DM's search as `by_vector` builds it)."""
     params = Params(memory.campaign_id)
-    narrowing = [f"f.story_day >= {params.add(3)}"]
+    narrowing = fact_queries._narrowing(FactFilters(story_after=3), params)
     vector = params.add([1.0, 0.0, 0.0, 0.0])
-    sql = fact_queries._exact_if_few(
-        ["f.campaign_id = $1", *narrowing], narrowing, vector, params.add(5)
-    )
+    conditions = ["f.campaign_id = $1", "f.embedding IS NOT NULL", *fact_queries._known(None)]
+    sql = fact_queries._exact_if_few([*conditions, *narrowing], narrowing, vector, params.add(5))
     async with db.pool.acquire() as conn, conn.transaction():
         await conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
         await conn.execute(f"PREPARE span AS {sql}")
-        plan = await conn.fetch(
-            "EXPLAIN EXECUTE span('" + memory.campaign_id + "', 3, '[1,0,0,0]', 5)"
-        )
+        plan = await conn.fetch(f"EXPLAIN EXECUTE span('{memory.campaign_id}', 3, '[1,0,0,0]', 5)")
     text = "\n".join(row[0] for row in plan)
     assert "facts_by_story_day" in text
     assert "Seq Scan on facts" not in text
