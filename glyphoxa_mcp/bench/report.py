@@ -416,6 +416,8 @@ INGESTION_HEADERS = (
     "embedder passages/s",
     "embedder share",
     "embedding time share",
+    "storage alone s",
+    "its share",
     "target",
     "verdict",
 )
@@ -435,6 +437,8 @@ def ingestion_rows(result: IngestionResult) -> list[list[str]]:
             f"{result.embedder_passages_per_s:g}",
             f"{result.embedder_share:.2f}",
             f"{result.embedding_time_share:.2f}",
+            f"{result.storage_alone_s:.2f}",
+            f"{result.storage_alone_share:.2f}",
             result.target,
             "meets" if result.meets else "MISSES",
         ]

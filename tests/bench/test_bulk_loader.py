@@ -127,8 +127,15 @@ async def test_ingestion_goes_through_the_pipeline_and_is_forgotten_after(
     assert result.embedding_time_share == pytest.approx(
         result.embedder_alone_s / (result.ingest_s + result.process_s), abs=0.01
     )
+    # The floor stored the same rows again and took them back.
+    assert result.storage_alone_s > 0
+    assert result.storage_alone_share == pytest.approx(
+        result.utterances / result.storage_alone_s / result.embedder_passages_per_s, abs=0.01
+    )
     during = await bulk_loader.row_counts(dsn)
     assert during["session_entries"] == before["session_entries"] + 30
+    assert during["chunks"] == before["chunks"] + result.passages
+    assert during["sessions"] == before["sessions"] + 1
     await forget_ingested(dsn)
     assert await bulk_loader.row_counts(dsn) == before
 
