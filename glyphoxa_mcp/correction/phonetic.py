@@ -130,6 +130,9 @@ class CorrectedText(BaseModel):
     text: str
     corrected: str
     corrections: tuple[NameCorrection, ...] = ()
+    # The entities named in the text as written: spelled right (a short form of a person's
+    # name too: "Kazimir" for Kazimir Drovak) and not taken for an ordinary word.
+    spelled: tuple[str | None, ...] = ()
 
 
 class PhoneticCorrector:
@@ -167,7 +170,10 @@ class PhoneticCorrector:
             for c in picked
         )
         return CorrectedText(
-            text=text, corrected=_apply(text, corrections), corrections=corrections
+            text=text,
+            corrected=_apply(text, corrections),
+            corrections=corrections,
+            spelled=tuple(dict.fromkeys(c.name.name.entity_id for c in fixed if c.guard is None)),
         )
 
     def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[Candidate]:

@@ -12,8 +12,10 @@ line names one when it holds
   ("S.a.l.t K.n.i.v.e.s");
 - one of them with its last word inflected ("a Salt Knife", "the Salt Knifes"), unless the
   name is a single everyday word ("Ash" is hidden, "the ashes" are not);
-- a misspelling that name correction would put back to it ("the Sault Knives"): what
-  correction recognises when a line is stored, redaction recognises when it is read;
+- a misspelling that name correction would put back to it ("the Sault Knives"), or a form
+  of a person's name it knows, spelled right or not (his given name or surname alone, or
+  after a title: "Kazimir", "Lady Vale" for Lady Seraphine Vale): what correction
+  recognises when a line is stored, redaction recognises when it is read;
 - the start or the end of a name whose other part ends the line before or starts the line
   after (`mentions_hidden_across`, asked by whoever shows lines in their order).
 """

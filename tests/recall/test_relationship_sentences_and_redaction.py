@@ -87,6 +87,51 @@ def test_a_misspelling_is_hidden_when_correction_would_put_back_the_hidden_name(
     assert not Redactor.hiding(["Salt Knives"]).mentions_hidden("The Sault Knives pay.")
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Kazimir is waiting in the cellar.",
+        "Drovak paid the watch captain.",
+        "Kazimir's crew rowed out.",
+        "Sir Kazimir signs nothing.",
+        "Mr. Drovak owes us.",
+        "Seraphine signs every contract.",
+        "Lady Vale owns the fleet.",
+        "Casimir is waiting in the cellar.",
+    ],
+)
+def test_a_hidden_persons_short_name_is_hidden_spelled_right_or_not(said: str) -> None:
+    campaign = PhoneticCorrector(
+        [
+            KnownName("Kazimir Drovak", "kazimir", True),
+            KnownName("Lady Seraphine Vale", "seraphine", True),
+            KnownName("Tarquel Osk", "tarquel", True),
+        ]
+    )
+    redactor = Redactor.hiding(
+        ["Kazimir Drovak", "Lady Seraphine Vale"], campaign, ["kazimir", "seraphine"]
+    )
+    assert redactor.mentions_hidden(said)
+
+
+def test_a_short_name_that_is_a_visible_entitys_own_name_or_an_everyday_word_stays() -> None:
+    campaign = PhoneticCorrector(
+        [
+            KnownName("Kazimir Drovak", "kazimir-drovak", True),
+            KnownName("Lady Seraphine Vale", "seraphine", True),
+            KnownName("Kazimir", "kazimir-the-bard", True),
+        ]
+    )
+    redactor = Redactor.hiding(
+        ["Kazimir Drovak", "Lady Seraphine Vale"], campaign, ["kazimir-drovak", "seraphine"]
+    )
+    # The bard the viewer knows answers to his own name.
+    assert not redactor.mentions_hidden("Kazimir played the lute all night.")
+    # "vale" alone is English: no mention of Lady Vale.
+    assert not redactor.mentions_hidden("We rode down into the vale at dusk.")
+    assert redactor.mentions_hidden("Drovak paid the watch captain.")
+
+
 def test_what_a_corrector_made_of_a_line_is_kept_out_of_the_cyclic_collectors_sight() -> None:
     """Thousands of lines' corrections stay remembered in a server: as sets, every full
     collection walked them all; a tuple of strings it stops tracking."""
