@@ -108,8 +108,11 @@ class Scope:
         related = []
         for item in snapshot.relationships:
             other = self.shown(item.other)
-            if other is not None and item.relationship.provenance.session_id not in (
-                withheld_sessions
+            rel = item.relationship
+            if (
+                other is not None
+                and rel.provenance.session_id not in withheld_sessions
+                and self.shows_type(rel.rel_type)
             ):
                 related.append(item.model_copy(update={"other": other}))
         facts = tuple(
@@ -122,12 +125,22 @@ class Scope:
         )
         return IdentitySnapshot(entity=entity, relationships=tuple(related), facts=facts)
 
+    def shows_type(self, rel_type: str) -> bool:
+        """Whether a relationship of this type may be shown: a type is the DM's free text
+        ("SMUGGLES_FOR_SALT_KNIVES"), read as the sentence it makes is."""
+        return not self.redactor.mentions_hidden(rel_type.replace("_", " ").lower())
+
     def shown_neighbours(self, neighbours: Iterable[Neighbour]) -> list[Neighbour]:
-        """Neighbours the viewer may know, reached through entities it may know."""
+        """Neighbours the viewer may know, reached through entities it may know, by a last
+        hop whose type it may read."""
         kept = []
         for neighbour in neighbours:
             entity = self.shown(neighbour.entity)
-            if entity is None or any(step in self.hidden_ids for step in neighbour.path):
+            if (
+                entity is None
+                or any(step in self.hidden_ids for step in neighbour.path)
+                or not self.shows_type(neighbour.via)
+            ):
                 continue
             kept.append(neighbour.model_copy(update={"entity": entity}))
         return kept

@@ -26,6 +26,7 @@ from glyphoxa_mcp.server.resource_uris import (
     VOCABULARY_URI,
     hot_uri,
 )
+from tests.server.red_team_world import HIDDEN_TYPE
 
 NAMES = [
     "Salt Knives",
@@ -155,6 +156,7 @@ def _attempts(npc: str) -> Iterator[Attempt]:
         yield _tool("memory.query_entities", type=entity_type.value, limit=50)
     for person in PEOPLE:
         yield _tool("memory.query_entities", related_to=person, depth=3, limit=50)
+    yield _tool("memory.query_entities", related_to="Wendrith", relation=HIDDEN_TYPE)
     for relation in ("MEMBER_OF", "PARTICIPATED_IN", "HOSTILE_TO"):
         yield _tool("memory.query_entities", related_to="Old Berrit", relation=relation)
         yield _tool("memory.query_entities", related_to="Dovrek", relation=relation)

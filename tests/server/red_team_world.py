@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from glyphoxa_mcp.demo import prepare
-from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewSession
+from glyphoxa_mcp.domain.models import NewEntity, NewEntry, NewRelationship, NewSession
 from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.finish import end_session
@@ -59,6 +59,7 @@ SPELLED = [
 HARMLESS = "Pass the salt, the knives at the harbour inn are dull."
 # What the DM makes after play: a place named for the secret, open to everyone by its own
 # visibility, and still hidden from whoever may not know the Salt Knives.
+HIDDEN_TYPE = "SMUGGLES_FOR_SALT_KNIVES"
 DM_ENTITY = NewEntity(type=EntityType.LOCATION, name="Salt-Knives-Cellar")
 NPCS = {
     "Brannoch": "brannoch",
@@ -200,6 +201,10 @@ async def build(memory: CampaignMemory, embedder: Embedder) -> CampaignMemory:
             await demo.sessions.set_dm_only(session_id, True)
         await end_session(memory.db, CAMPAIGN, session_id, embedder)
     await demo.graph.upsert_entity(DM_ENTITY)
+    # A type is the DM's free text: between two people everyone knows, it names the secret.
+    await demo.graph.upsert_relationship(
+        NewRelationship(source_id="wendrith", target_id="tarquel", rel_type=HIDDEN_TYPE)
+    )
     return demo
 
 
@@ -222,7 +227,7 @@ SECRETS = (
         "the Salt Knives, in any form",
         frozenset({"berrit", "dovrek"}),
         _pattern(
-            r"salt[\s\-'\u2019]*(kni(fe|ves|fes)|ni(ves|fes|eves))",
+            r"salt[\s\-_'\u2019]*(kni(fe|ves|fes)|ni(ves|fes|eves))",
             r"sault[\s\-]*knives",
         ),
     ),
