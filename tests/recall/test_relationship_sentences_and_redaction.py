@@ -87,6 +87,17 @@ def test_a_misspelling_is_hidden_when_correction_would_put_back_the_hidden_name(
     assert not Redactor.hiding(["Salt Knives"]).mentions_hidden("The Sault Knives pay.")
 
 
+def hiding_kazimir_and_lady_vale(*others: KnownName) -> Redactor:
+    """A redactor hiding two people (Kazimir Drovak, Lady Seraphine Vale) from a viewer who
+    knows the campaign's `others`."""
+    hidden = [
+        KnownName("Kazimir Drovak", "kazimir", True),
+        KnownName("Lady Seraphine Vale", "seraphine", True),
+    ]
+    campaign = PhoneticCorrector([*hidden, *others])
+    return Redactor.hiding([n.text for n in hidden], campaign, ["kazimir", "seraphine"])
+
+
 @pytest.mark.parametrize(
     "said",
     [
@@ -101,30 +112,12 @@ def test_a_misspelling_is_hidden_when_correction_would_put_back_the_hidden_name(
     ],
 )
 def test_a_hidden_persons_short_name_is_hidden_spelled_right_or_not(said: str) -> None:
-    campaign = PhoneticCorrector(
-        [
-            KnownName("Kazimir Drovak", "kazimir", True),
-            KnownName("Lady Seraphine Vale", "seraphine", True),
-            KnownName("Tarquel Osk", "tarquel", True),
-        ]
-    )
-    redactor = Redactor.hiding(
-        ["Kazimir Drovak", "Lady Seraphine Vale"], campaign, ["kazimir", "seraphine"]
-    )
+    redactor = hiding_kazimir_and_lady_vale(KnownName("Tarquel Osk", "tarquel", True))
     assert redactor.mentions_hidden(said)
 
 
 def test_a_short_name_that_is_a_visible_entitys_own_name_or_an_everyday_word_stays() -> None:
-    campaign = PhoneticCorrector(
-        [
-            KnownName("Kazimir Drovak", "kazimir-drovak", True),
-            KnownName("Lady Seraphine Vale", "seraphine", True),
-            KnownName("Kazimir", "kazimir-the-bard", True),
-        ]
-    )
-    redactor = Redactor.hiding(
-        ["Kazimir Drovak", "Lady Seraphine Vale"], campaign, ["kazimir-drovak", "seraphine"]
-    )
+    redactor = hiding_kazimir_and_lady_vale(KnownName("Kazimir", "kazimir-the-bard", True))
     # The bard the viewer knows answers to his own name.
     assert not redactor.mentions_hidden("Kazimir played the lute all night.")
     # "vale" alone is English: no mention of Lady Vale.
