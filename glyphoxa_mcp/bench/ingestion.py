@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 import anyio
@@ -16,6 +17,7 @@ from pydantic import BaseModel
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID, Dataset
 from glyphoxa_mcp.bench.rows import SessionRow
 from glyphoxa_mcp.bench.transcript_data import TranscriptWriter
+from glyphoxa_mcp.concurrency import first_error
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.db.driver_errors import driver_errors
 from glyphoxa_mcp.domain.models import NewEntry
@@ -32,15 +34,27 @@ SESSION_PREFIX = "ingest-"
 MIN_EMBEDDER_SHARE = 0.5
 EMBEDDER_SHARE_TARGET = f"embedder share >= {MIN_EMBEDDER_SHARE:g}"
 DELETE_INGESTED = "DELETE FROM sessions WHERE campaign_id = $1 AND id LIKE $2 || '%'"
-# The columns a copy of a stored row is given (not its id, nor what is computed from it).
+# The columns a copy of a stored row is given: not its id, nor its generated columns.
 COPIED_COLUMNS = """
-SELECT column_name FROM information_schema.columns
+SELECT quote_ident(column_name) FROM information_schema.columns
 WHERE table_schema = current_schema() AND table_name = $1 AND column_name <> 'id'
   AND is_generated = 'NEVER' AND is_identity = 'NO'
 ORDER BY ordinal_position
 """
-# Writers the storage floor copies the passages with, as processing stores them.
-FLOOR_WRITERS = WRITERS
+# Each writer of the floor stores its copies in sessions of its own, copies of the ingested
+# ones: writers sharing a session would deadlock in its triggers within their transactions,
+# which processing's writers never hold past one batch.
+COPY_SUFFIX = "-again"
+COPY_SESSIONS = f"""
+INSERT INTO sessions (campaign_id, id, title, started_at)
+SELECT campaign_id, id || '{COPY_SUFFIX}' || w, title, started_at
+FROM sessions, generate_series(0, $3 - 1) w
+WHERE campaign_id = $1 AND id LIKE $2 || '%'
+"""
+DROP_COPY_SESSIONS = f"""
+DELETE FROM sessions
+WHERE campaign_id = $1 AND id LIKE $2 || '%' AND id ~ '{COPY_SUFFIX}[0-9]+$'
+"""
 
 
 class IngestionResult(BaseModel):
@@ -64,11 +78,11 @@ class IngestionResult(BaseModel):
     # in one unit (lower when, as here, each utterance starts a passage of its own).
     embedding_time_share: float
     # The floor: the same lines and passages stored again and nothing else (no reading,
-    # cutting, correcting or embedding), as the schema stores them (its indexes, the vector
-    # index among them, and its triggers), with the writers processing uses.
+    # cutting, correcting or embedding) through the schema's indexes, the vector index among
+    # them, and its triggers, with the writers processing uses (`storage_alone`).
     storage_alone_s: float
-    # The embedder share ingestion would reach if it took no longer than that floor: no
-    # pipeline over this schema can do better.
+    # The embedder share ingestion would reach if it took no longer than that floor: a
+    # pipeline that stores these rows into this schema does no better.
     storage_alone_share: float
     target: str = EMBEDDER_SHARE_TARGET
     meets: bool
@@ -157,58 +171,66 @@ async def embedder_alone_s(embedder: Embedder, batches: Sequence[Sequence[str]])
     return time.perf_counter() - started
 
 
-async def storage_alone_s(db: Database, campaign_id: str, prefix: str) -> float:
-    """Seconds to store the lines and passages of the sessions under `prefix` once more,
-    copied from the stored rows under new session ids: the lines by one writer, the
-    passages split between FLOOR_WRITERS at once, each in a transaction rolled back, so
-    nothing stays. The copies' passages get new content hashes, so none is taken for one
-    stored already."""
-    async with db.pool.acquire() as conn:
-        entry_columns = [r[0] for r in await conn.fetch(COPIED_COLUMNS, "session_entries")]
-        chunk_columns = [r[0] for r in await conn.fetch(COPIED_COLUMNS, "chunks")]
+@dataclass(frozen=True)
+class StorageFloor:
+    seconds: float
+    lines: int
+    passages: int
 
-    def copy(table: str, columns: list[str], writer: int, *, share: str = "") -> str:
+
+async def storage_alone(db: Database, campaign_id: str, prefix: str) -> StorageFloor:
+    """How long storing the lines and passages of the sessions under `prefix` once more
+    takes: copied from the stored rows, the lines by one writer and the passages split
+    between as many writers as processing uses, all started together, each into copies of
+    the sessions of its own (COPY_SESSIONS, committed first and deleted after) and in a
+    transaction rolled back, so nothing stays. Like processing's, the writers wait for each
+    other where the schema's triggers count rows per campaign."""
+    async with db.pool.acquire() as conn:
+        columns = {
+            table: [row[0] for row in await conn.fetch(COPIED_COLUMNS, table)]
+            for table in ("session_entries", "chunks")
+        }
+        await conn.execute(COPY_SESSIONS, campaign_id, prefix, WRITERS)
+
+    def copy(table: str, writer: int) -> str:
         renamed = {
-            "session_id": f"session_id || '-again{writer}'",
+            "session_id": f"session_id || '{COPY_SUFFIX}{writer}'",
             "content_hash": f"sha256(content_hash || '\\x{writer:02x}'::bytea)",
         }
-        chosen = ", ".join(renamed.get(c, c) for c in columns)
+        chosen = ", ".join(renamed.get(column, column) for column in columns[table])
+        partition = f"AND id % {WRITERS} = {writer}" if table == "chunks" else ""
         return (
-            f"INSERT INTO {table} ({', '.join(columns)}) SELECT {chosen} FROM {table} "
-            f"WHERE campaign_id = $1 AND session_id LIKE $2 || '%' {share}"
+            f"INSERT INTO {table} ({', '.join(columns[table])}) SELECT {chosen} FROM {table} "
+            f"WHERE campaign_id = $1 AND session_id LIKE $2 || '%' {partition}"
         )
 
-    copy_sessions = (
-        "INSERT INTO sessions (campaign_id, id, title, started_at) "
-        "SELECT campaign_id, id || '-again' || $3, title, started_at FROM sessions "
-        "WHERE campaign_id = $1 AND id LIKE $2 || '%'"
-    )
     finished: list[float] = []
+    copied = {"session_entries": 0, "chunks": 0}
 
     async def writer(number: int) -> None:
-        share = f"AND id % {FLOOR_WRITERS} = {number}"
+        tables = ["session_entries", "chunks"] if number == 0 else ["chunks"]
         async with db.pool.acquire() as conn:
             transaction = conn.transaction()
             await transaction.start()
             try:
-                await conn.execute(copy_sessions, campaign_id, prefix, str(number))
-                if number == 0:
-                    await conn.execute(
-                        copy("session_entries", entry_columns, number), campaign_id, prefix
-                    )
-                await conn.execute(
-                    copy("chunks", chunk_columns, number, share=share), campaign_id, prefix
-                )
+                for table in tables:
+                    status = await conn.execute(copy(table, number), campaign_id, prefix)
+                    copied[table] += int(status.split()[-1])
                 finished.append(time.perf_counter())
             finally:
-                await transaction.rollback()
+                with anyio.CancelScope(shield=True):
+                    await transaction.rollback()
 
-    started = time.perf_counter()
-    with driver_errors("store the ingested rows again"):
-        async with anyio.create_task_group() as writers:
-            for number in range(FLOOR_WRITERS):
-                writers.start_soon(writer, number)
-    return max(finished) - started
+    try:
+        started = time.perf_counter()
+        with driver_errors("store the ingested rows again"), first_error():
+            async with anyio.create_task_group() as writers:
+                for number in range(WRITERS):
+                    writers.start_soon(writer, number)
+    finally:
+        with anyio.CancelScope(shield=True), driver_errors("remove the copies' sessions"):
+            await db.pool.execute(DROP_COPY_SESSIONS, campaign_id, prefix)
+    return StorageFloor(max(finished) - started, copied["session_entries"], copied["chunks"])
 
 
 def embedder_share(utterances_per_s: float, passages_per_s: float) -> float:
@@ -238,7 +260,7 @@ async def measure_ingestion(
     embedded = sum(len(batch) for batch in timed.batches)
     passages_per_s = embedded / alone if alone > 0 else 0.0
     share = embedder_share(utterances / total, passages_per_s)
-    floor_s = await storage_alone_s(db, CAMPAIGN_ID, SESSION_PREFIX)
+    floor_s = (await storage_alone(db, CAMPAIGN_ID, SESSION_PREFIX)).seconds
     return IngestionResult(
         utterances=utterances,
         sessions=len(sessions),

@@ -416,8 +416,8 @@ INGESTION_HEADERS = (
     "embedder passages/s",
     "embedder share",
     "embedding time share",
-    "storage alone s",
-    "its share",
+    "storage floor s",
+    "storage floor share",
     "target",
     "verdict",
 )

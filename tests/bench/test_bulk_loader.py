@@ -5,7 +5,13 @@ import pytest
 
 from glyphoxa_mcp.bench import bulk_loader
 from glyphoxa_mcp.bench.dataset import CAMPAIGN_ID
-from glyphoxa_mcp.bench.ingestion import forget_ingested, measure_ingestion, new_sessions
+from glyphoxa_mcp.bench.ingestion import (
+    SESSION_PREFIX,
+    forget_ingested,
+    measure_ingestion,
+    new_sessions,
+    storage_alone,
+)
 from glyphoxa_mcp.db.database import Database
 from glyphoxa_mcp.providers.wordllama_embedder import WordLlamaEmbedder
 from glyphoxa_mcp.storage.memory import CampaignMemory
@@ -132,6 +138,9 @@ async def test_ingestion_goes_through_the_pipeline_and_is_forgotten_after(
     assert result.storage_alone_share == pytest.approx(
         result.utterances / result.storage_alone_s / result.embedder_passages_per_s, abs=0.01
     )
+    # It copies every line and passage ingested, and what it copied is gone again.
+    again = await storage_alone(db256, CAMPAIGN_ID, SESSION_PREFIX)
+    assert (again.lines, again.passages) == (30, result.passages) and again.seconds > 0
     during = await bulk_loader.row_counts(dsn)
     assert during["session_entries"] == before["session_entries"] + 30
     assert during["chunks"] == before["chunks"] + result.passages
