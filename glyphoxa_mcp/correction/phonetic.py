@@ -131,8 +131,20 @@ class CorrectedText(BaseModel):
     corrected: str
     corrections: tuple[NameCorrection, ...] = ()
     # The entities named in the text as written: spelled right (a short form of a person's
-    # name too: "Kazimir" for Kazimir Drovak) and not taken for an ordinary word.
-    spelled: tuple[str | None, ...] = ()
+    # name too: "Kazimir" for Kazimir Drovak), not taken for an ordinary word, and not part
+    # of a longer name put back around it ("drovak keap" is Drovak Keep).
+    spelled_ids: tuple[str | None, ...] = ()
+
+
+def _spelled_ids(fixed: list[Candidate], picked: list[Candidate]) -> tuple[str | None, ...]:
+    put_back = [c for c in picked if not any(c is f for f in fixed)]
+    return tuple(
+        dict.fromkeys(
+            f.name.name.entity_id
+            for f in fixed
+            if f.guard is None and not any(c.overlaps(f.start, f.end) for c in put_back)
+        )
+    )
 
 
 class PhoneticCorrector:
@@ -173,7 +185,7 @@ class PhoneticCorrector:
             text=text,
             corrected=_apply(text, corrections),
             corrections=corrections,
-            spelled=tuple(dict.fromkeys(c.name.name.entity_id for c in fixed if c.guard is None)),
+            spelled_ids=_spelled_ids(fixed, picked),
         )
 
     def _spelled_names(self, text: str, runs: list[list[Word]], cased: bool) -> list[Candidate]:

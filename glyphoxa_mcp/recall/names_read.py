@@ -95,7 +95,7 @@ def names_read(corrector: PhoneticCorrector, text: str) -> tuple[str | None, ...
         found: dict[str | None, None] = {}
         for written in dict.fromkeys((text, folded)):
             corrected = corrector.correct(written)
-            found.update(dict.fromkeys(corrected.spelled))
+            found.update(dict.fromkeys(corrected.spelled_ids))
             found.update(dict.fromkeys(c.entity_id for c in corrected.corrections))
         return tuple(found)
 

@@ -116,10 +116,14 @@ def test_a_hidden_persons_short_name_is_hidden_spelled_right_or_not(said: str) -
     assert redactor.mentions_hidden(said)
 
 
-def test_a_short_name_that_is_a_visible_entitys_own_name_or_an_everyday_word_stays() -> None:
-    redactor = hiding_kazimir_and_lady_vale(KnownName("Kazimir", "kazimir-the-bard", True))
+def test_a_short_name_that_is_a_visible_entitys_own_name_or_part_of_one_stays() -> None:
+    redactor = hiding_kazimir_and_lady_vale(
+        KnownName("Kazimir", "kazimir-the-bard", True), KnownName("Drovak Keep", "keep", False)
+    )
     # The bard the viewer knows answers to his own name.
     assert not redactor.mentions_hidden("Kazimir played the lute all night.")
+    # A surname inside a longer name put back is that name's.
+    assert not redactor.mentions_hidden("We rode to Drovak Keap at dawn.")
     # "vale" alone is English: no mention of Lady Vale.
     assert not redactor.mentions_hidden("We rode down into the vale at dusk.")
     assert redactor.mentions_hidden("Drovak paid the watch captain.")
