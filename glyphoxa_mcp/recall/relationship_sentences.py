@@ -19,11 +19,16 @@ _TEMPLATES = {
 }
 
 
+def type_words(rel_type: str) -> str:
+    """A relationship type as its sentence says it: "OWES_MONEY_TO" -> "owes money to"."""
+    return rel_type.lower().replace("_", " ")
+
+
 def relationship_sentence(source: str, rel_type: str, target: str) -> str:
     """ "Grimjaw", "MEMBER_OF", "Smiths Guild" -> "Grimjaw is a member of Smiths Guild."."""
     template = _TEMPLATES.get(rel_type)
     if template is None:
-        template = "{source} " + rel_type.lower().replace("_", " ") + " {target}"
+        template = "{source} " + type_words(rel_type) + " {target}"
     return template.format(source=source, target=target) + "."
 
 

@@ -244,7 +244,7 @@ class FactSearch:
             rel.source_id in self.known
             and rel.target_id in self.known
             and rel.provenance.session_id not in self.withheld
-            and self.scope.shows_type(rel.rel_type)
+            and self.scope.shows_relationship_type(rel.rel_type)
             and self._within_real_time(rel)
             and self.filters.session_id in (None, rel.provenance.session_id)
         )

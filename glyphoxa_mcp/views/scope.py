@@ -38,6 +38,7 @@ from glyphoxa_mcp.recall.mentions import NamePattern
 from glyphoxa_mcp.recall.name_windows import CampaignWindows
 from glyphoxa_mcp.recall.names import NameIndex
 from glyphoxa_mcp.recall.redaction import EMPTY_FORMS, SHOW_EVERYTHING, HiddenForms, Redactor
+from glyphoxa_mcp.recall.relationship_sentences import type_words
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 # Where hidden names may be held in other names: one index per campaign memory, kept for as
@@ -112,7 +113,7 @@ class Scope:
             if (
                 other is not None
                 and rel.provenance.session_id not in withheld_sessions
-                and self.shows_type(rel.rel_type)
+                and self.shows_relationship_type(rel.rel_type)
             ):
                 related.append(item.model_copy(update={"other": other}))
         facts = tuple(
@@ -125,10 +126,10 @@ class Scope:
         )
         return IdentitySnapshot(entity=entity, relationships=tuple(related), facts=facts)
 
-    def shows_type(self, rel_type: str) -> bool:
+    def shows_relationship_type(self, rel_type: str) -> bool:
         """Whether a relationship of this type may be shown: a type is the DM's free text
         ("SMUGGLES_FOR_SALT_KNIVES"), read as the sentence it makes is."""
-        return not self.redactor.mentions_hidden(rel_type.replace("_", " ").lower())
+        return not self.redactor.mentions_hidden(type_words(rel_type))
 
     def shown_neighbours(self, neighbours: Iterable[Neighbour]) -> list[Neighbour]:
         """Neighbours the viewer may know, reached through entities it may know, by a last
@@ -139,7 +140,7 @@ class Scope:
             if (
                 entity is None
                 or any(step in self.hidden_ids for step in neighbour.path)
-                or not self.shows_type(neighbour.via)
+                or not self.shows_relationship_type(neighbour.via)
             ):
                 continue
             kept.append(neighbour.model_copy(update={"entity": entity}))

@@ -57,9 +57,10 @@ SPELLED = [
     "The Salt\u2026Knives, the Salt/Knives, call them what you like at the harbour.",
 ]
 HARMLESS = "Pass the salt, the knives at the harbour inn are dull."
+# A relationship type the DM writes between two people everyone knows: it names the secret.
+HIDDEN_TYPE = "SMUGGLES_FOR_SALT_KNIVES"
 # What the DM makes after play: a place named for the secret, open to everyone by its own
 # visibility, and still hidden from whoever may not know the Salt Knives.
-HIDDEN_TYPE = "SMUGGLES_FOR_SALT_KNIVES"
 DM_ENTITY = NewEntity(type=EntityType.LOCATION, name="Salt-Knives-Cellar")
 NPCS = {
     "Brannoch": "brannoch",
@@ -201,7 +202,6 @@ async def build(memory: CampaignMemory, embedder: Embedder) -> CampaignMemory:
             await demo.sessions.set_dm_only(session_id, True)
         await end_session(memory.db, CAMPAIGN, session_id, embedder)
     await demo.graph.upsert_entity(DM_ENTITY)
-    # A type is the DM's free text: between two people everyone knows, it names the secret.
     await demo.graph.upsert_relationship(
         NewRelationship(source_id="wendrith", target_id="tarquel", rel_type=HIDDEN_TYPE)
     )
