@@ -19,9 +19,11 @@ from glyphoxa_mcp.domain.models import (
     NewChunk,
     NewEntry,
     NewFact,
+    NewRelationship,
     NewSession,
     Provenance,
     SearchFilters,
+    Visibility,
 )
 from glyphoxa_mcp.domain.scenes import Scene
 from glyphoxa_mcp.errors import InvalidInputError
@@ -228,6 +230,57 @@ async def test_word_of_a_scene_reaches_those_tied_to_a_witness_and_those_living_
     [_, inn] = await memory.scenes.of_session("s1")
     assert inn.heard_of_by("ysolde") == (False, None)
     assert inn.heard_of_by("berrit") == (True, None)  # word around the place he lives
+
+
+@pytest.mark.parametrize(
+    ("membership", "heard"),
+    [
+        (Visibility(), (True, "wendrith")),
+        (Visibility(secret=True, known_by=("maelis",)), (True, "wendrith")),
+        # The DM's alone: Maelis may not learn Wendrith is a sister, so no word through it.
+        (Visibility(secret=True), (False, None)),
+        (Visibility(known_by=("wendrith",)), (False, None)),
+    ],
+)
+async def test_word_leaves_a_group_only_for_members_who_may_know_the_teller_is_in_it(
+    db: Database, membership: Visibility, heard: tuple[bool, str | None]
+) -> None:
+    """In the sample Maelis is the Tide Sisters' only member; Wendrith joins them."""
+    memory = await sample(db)
+    await memory.graph.upsert_relationship(
+        NewRelationship(
+            source_id="wendrith",
+            target_id="tide-sisters",
+            rel_type="MEMBER_OF",
+            visibility=membership,
+        )
+    )
+    await memory.scenes.record([scene(0, "wendrith")])
+    [harbour] = await memory.scenes.of_session("s1")
+    assert harbour.heard_of_by("maelis") == heard
+    assert harbour.heard_of_by("tarquel") == (True, "wendrith")  # they know each other
+
+
+async def test_what_cites_no_line_is_taught_to_those_who_heard_every_line(
+    db: Database,
+) -> None:
+    memory = await sample(db)
+    await memory.scenes.record([scene(0, "ysolde", "maelis"), scene(5, "brannoch", "maelis")])
+    await memory.log.append_many(
+        "s1",
+        [
+            said(1, "Captain Ysolde", "The ruts lead to the salt caves.", "ysolde"),
+            said(6, "Brannoch", "Nobody pays at the Red Kettle tonight.", "brannoch"),
+        ],
+    )
+    drawn = Provenance(session_id="s1", confidence=0.9, source="inferred")
+    fact = await memory.graph.upsert_fact(
+        NewFact(text="The caravan's ruts lead to the caves.", session_id="s1", provenance=drawn)
+    )
+    assert await memory.curation.teach_witnessed("s1") == 1
+    [taught] = [f for f in await memory.graph.current_facts() if f.id == fact.id]
+    # Not Ysolde's nor Brannoch's: either scene may be where it was said.
+    assert taught.visibility.known_by == ("maelis",)
 
 
 async def test_what_a_scene_taught_is_known_to_its_witnesses_and_heard_of_by_their_ties(
