@@ -63,35 +63,47 @@ def scene_of(scenes: list[Scene], spoken_at: datetime) -> Scene | None:
 
 
 @dataclass(frozen=True)
+class SpokenBy:
+    """One NPC's lines in a session: when the session's first line was said (None: it has
+    none), when the NPC spoke, and when the lines it did not hear were said (the DM's own
+    lines aside)."""
+
+    first_line_at: datetime | None
+    spoke_at: Sequence[datetime]
+    unheard_at: Sequence[datetime] = ()
+
+
+@dataclass(frozen=True)
 class SceneKnown:
     """What one NPC knows of one scene of a session (`scene` None: the lines outside any
     scene): it was there, it heard of it (from `teller`, None: word going around), or
-    neither."""
+    neither. `missed`: it was there but did not hear every line (the DM said so of one)."""
 
     scene: Scene | None
     witnessed: bool
     heard: bool = False
     teller: str | None = None
+    missed: bool = False
 
 
-def known_scenes(
-    scenes: Sequence[Scene],
-    npc_id: str,
-    spoke_at: Sequence[datetime],
-    first_line_at: datetime | None,
-) -> list[SceneKnown]:
+def known_scenes(scenes: Sequence[Scene], npc_id: str, spoken: SpokenBy) -> list[SceneKnown]:
     """What `npc_id` knows of each scene of a session, in order (`scenes`: the session's, in
-    order; `spoke_at`: when the NPC spoke in it; `first_line_at`: its first line, None when
-    it has none). An NPC was at a scene it is named present in (an NPC who speaks in a scene
-    is made present by the database, unless the DM took it out); the lines outside any scene
+    order). An NPC was at a scene it is named present in (an NPC who speaks in a scene is
+    made present by the database, unless the DM took it out); the lines outside any scene
     (before the first, or all of a session without scenes) it heard when it spoke in the
     session at all, as the database rules for the lines themselves (sql/032)."""
+    ordered = list(scenes)
+    missed = {
+        scene.started_at if scene else None
+        for scene in (scene_of(ordered, at) for at in spoken.unheard_at)
+    }
     known: list[SceneKnown] = []
+    first_line_at = spoken.first_line_at
     if first_line_at is not None and (not scenes or first_line_at < scenes[0].started_at):
-        known.append(SceneKnown(None, witnessed=bool(spoke_at)))
+        known.append(SceneKnown(None, witnessed=bool(spoken.spoke_at), missed=None in missed))
     for scene in scenes:
         if npc_id in scene.present:
-            known.append(SceneKnown(scene, witnessed=True))
+            known.append(SceneKnown(scene, witnessed=True, missed=scene.started_at in missed))
             continue
         heard, teller = scene.heard_of_by(npc_id)
         known.append(SceneKnown(scene, witnessed=False, heard=heard, teller=teller))

@@ -21,6 +21,7 @@ from glyphoxa_mcp.domain.models import (
     TextCorrection,
     checked_query,
 )
+from glyphoxa_mcp.domain.scenes import SpokenBy
 from glyphoxa_mcp.errors import InvalidInputError, NotFoundError
 from glyphoxa_mcp.storage.sql_parts import Params, entry_conditions
 from glyphoxa_mcp.storage.word_ranking import WordSearch, rank_by_words
@@ -202,7 +203,11 @@ SELECT (SELECT min(spoken_at) FROM session_entries
        ARRAY(SELECT spoken_at FROM session_entries
              WHERE campaign_id = $1 AND session_id = $2
                AND (npc_id = $3 OR (npc_id IS NULL AND speaker_id = $3))
-             ORDER BY spoken_at) AS spoke_at
+             ORDER BY spoken_at) AS spoke_at,
+       ARRAY(SELECT spoken_at FROM session_entries
+             WHERE campaign_id = $1 AND session_id = $2
+               AND NOT dm_only AND NOT ($3 = ANY(heard_by))
+             ORDER BY spoken_at) AS unheard_at
 """
 SELECT_SESSION_ENTRIES = f"""
 SELECT {ENTRY_COLUMNS} FROM session_entries e
@@ -319,15 +324,13 @@ class SessionLog:
             rows = await self._pool.fetch(SELECT_SESSION_ENTRIES, self.campaign_id, session_id)
         return [_entry(row) for row in rows]
 
-    async def spoken_by(
-        self, session_id: str, npc_id: str
-    ) -> tuple[datetime | None, list[datetime]]:
-        """When the session's first line was spoken (None: it has none), and when `npc_id`
-        spoke in it."""
+    async def spoken_by(self, session_id: str, npc_id: str) -> SpokenBy:
+        """When the session's first line was spoken, when `npc_id` spoke in it, and when the
+        lines it did not hear were said (the DM's lines aside)."""
         with driver_errors(f"read when {npc_id!r} spoke in session {session_id!r}"):
             row = await self._pool.fetchrow(SELECT_SPOKEN_BY, self.campaign_id, session_id, npc_id)
-        assert row is not None, "a row of two subqueries"
-        return row["first_line_at"], list(row["spoke_at"])
+        assert row is not None, "a row of subqueries"
+        return SpokenBy(row["first_line_at"], list(row["spoke_at"]), list(row["unheard_at"]))
 
     async def unextracted(self, session_id: str) -> list[Entry]:
         """The session's lines the LLM has not read for knowledge yet, in spoken order."""

@@ -77,10 +77,11 @@ async def session_summary(
             lambda: memory.summary_parts.parts_of(session.id),
             involved_entities,
         )
-        if not all(k.witnessed for k in known):
+        if not all(k.witnessed and not k.missed for k in known):
             # Not wholly there: the session's summary would tell what it did not witness.
-            # Its parts say what it may know: the scenes it was at, the gist of those it
-            # heard of (a DM's own summary has no parts: nothing of it is shown).
+            # Its parts say what it may know: the scenes it was at and heard all of, the
+            # gist of those it heard of (a DM's own summary has no parts: nothing of it is
+            # shown; nor is the part of a scene where the DM kept a line from it).
             told = _told(known, parts, scope)
             summary = redactor.redact(told) if told else None
             scenes = [_scene_view(k, scope) for k in known if k.witnessed or k.heard]
@@ -137,16 +138,16 @@ async def _the_session(
 
 
 async def _known_scenes(memory: CampaignMemory, session_id: str, npc_id: str) -> list[SceneKnown]:
-    scenes, (first_line_at, spoke_at) = await concurrently(
+    scenes, spoken = await concurrently(
         lambda: memory.scenes.of_session(session_id, word_of=npc_id),
         lambda: memory.log.spoken_by(session_id, npc_id),
     )
-    return known_scenes(scenes, npc_id, spoke_at, first_line_at)
+    return known_scenes(scenes, npc_id, spoken)
 
 
 def _told(known: list[SceneKnown], parts: list[SummaryPart], scope: Scope) -> str:
-    """What an NPC may read of a session's summary: the parts of the scenes it witnessed,
-    and of those it heard of, their gist, said to be hearsay."""
+    """What an NPC may read of a session's summary: the parts of the scenes it witnessed
+    and heard every line of, and of those it heard of, their gist, said to be hearsay."""
     by_start = {part.scene_started_at: part for part in parts}
     told = []
     for scene in known:
@@ -154,7 +155,8 @@ def _told(known: list[SceneKnown], parts: list[SummaryPart], scope: Scope) -> st
         if part is None:
             continue
         if scene.witnessed:
-            told.append(part.text)
+            if not scene.missed:
+                told.append(part.text)
         elif scene.heard:
             teller = scope.by_id.get(scene.teller) if scene.teller else None
             source = f"{teller.name} told you" if teller else "Word going around"

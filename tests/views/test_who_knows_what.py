@@ -86,6 +86,22 @@ async def test_only_those_at_the_crossing_read_its_lines_and_summary(
     assert inn.summary is not None and inn.scenes is None
 
 
+async def test_a_line_the_dm_kept_from_an_npc_keeps_its_scenes_summary_from_it(
+    sample: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
+) -> None:
+    """Ysolde was at the whole crossing; the DM says she did not hear Lyra's question."""
+    lines = await sample.log.entries(CROSSING)
+    [question] = [line.id for line in lines if line.text.startswith("Salt caves?")]
+    await sample.log.set_hearers([question], [])
+    ysolde = await view(sample, "ysolde", offline_embedder).session_summary(CROSSING)
+    # The summary was written from every line: none of it is hers now, as a scene.
+    assert ysolde.summary is None
+    assert ysolde.scenes is not None and [s.known for s in ysolde.scenes] == ["witnessed"]
+    await sample.log.set_hearers([question], None)
+    ysolde = await view(sample, "ysolde", offline_embedder).session_summary(CROSSING)
+    assert ysolde.summary is not None and "wagon ruts" in ysolde.summary
+
+
 async def test_the_hot_context_holds_only_what_was_heard(
     sample: CampaignMemory, offline_embedder: LocalMiniLMEmbedder
 ) -> None:
