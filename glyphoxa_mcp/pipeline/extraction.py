@@ -214,6 +214,14 @@ def request(lines: Sequence[Entry], known: Sequence[Entity]) -> str:
     )
 
 
+async def _keep_to_its_witnesses(memory: CampaignMemory, session_id: str) -> None:
+    """What the session taught so far: the DM's alone in a DM-only session; in a witnessed
+    campaign, known to those who were there (and whom word reached)."""
+    if (await memory.sessions.get(session_id)).dm_only:
+        await memory.curation.hide_learned_in(session_id, episode_id(session_id))
+    await memory.curation.teach_witnessed(session_id)
+
+
 async def extract_session(
     memory: CampaignMemory,
     chat: ChatModel,
@@ -292,10 +300,12 @@ async def extract_session(
             facts += kept is not None  # None: the DM retconned this statement away
         await memory.log.mark_extracted([e.id for e in lines])
         await embed_new(memory.db, embedder, memory.campaign_id)
-    if (await memory.sessions.get(session_id)).dm_only:
-        await memory.curation.hide_learned_in(session_id, episode_id(session_id))
-    # In a witnessed campaign, known to those who were there (and whom word reached).
-    await memory.curation.teach_witnessed(session_id)
+        # Each window's learning is kept to whom it may reach before the next is asked
+        # for: a reply failing later, or a slow one, leaves nothing of it public meanwhile.
+        await _keep_to_its_witnesses(memory, session_id)
+    if not entries:
+        # No window to read: what was learned in the session otherwise is taught now.
+        await _keep_to_its_witnesses(memory, session_id)
     if dropped:
         log.info(
             "Extraction for session %s dropped %d malformed or unresolvable items.",
