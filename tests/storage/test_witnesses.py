@@ -261,6 +261,19 @@ async def test_word_leaves_a_group_only_for_members_who_may_know_the_teller_is_i
     assert harbour.heard_of_by("tarquel") == (True, "wendrith")  # they know each other
 
 
+async def test_a_scenes_word_follows_the_ties_there_are_when_the_session_is_taught(
+    db: Database,
+) -> None:
+    memory = await sample(db)
+    await memory.scenes.record([scene(0, "ysolde", location="greywater-crossing")])
+    [crossing] = await memory.scenes.of_session("s1")
+    assert crossing.heard_of_by("brannoch") == (True, "ysolde")
+    assert await memory.graph.delete_relationship("ysolde", "KNOWS", "brannoch")
+    await memory.curation.teach_witnessed("s1")
+    [crossing] = await memory.scenes.of_session("s1")
+    assert crossing.heard_of_by("brannoch") == (False, None)
+
+
 async def test_what_cites_no_line_is_taught_to_those_who_heard_every_line(
     db: Database,
 ) -> None:
