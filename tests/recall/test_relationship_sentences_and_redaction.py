@@ -57,7 +57,33 @@ def test_inflected_hyphenated_and_run_together_forms_are_hidden(said: str) -> No
 
 
 @pytest.mark.parametrize(
-    "said", ["Salt and knives on the table.", "The salt caves are dark.", "A knife of salt."]
+    "said",
+    [
+        # small capitals
+        "The \ua731\u1d00\u029f\u1d1b \u1d0b\u0274\u026a\u1d20\u1d07\ua731 run the docks.",
+        "The 5417 KN1V35 left a mark at the lighthouse.",  # digits for letters
+        "The Sa|t Kn!ves own the lighthouse keeper.",  # symbols for letters
+        "The Salt&nbsp;Knives met at the lighthouse.",  # markup
+        "The Salt%20Knives met at the lighthouse.",  # a URL's escape
+        "sevinK tlaS is scratched backwards on the door.",  # backwards
+        "SaltKnivesgang tags cover the lighthouse stairs.",  # glued to a word after
+        "theSaltKnivesrun the docks.",  # and before
+    ],
+)
+def test_a_name_written_to_be_read_another_way_is_hidden(said: str) -> None:
+    assert KNIVES.mentions_hidden(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Salt and knives on the table.",
+        "The salt caves are dark.",
+        "A knife of salt.",
+        "We sold 3 sacks of salt and 12 knives at 5 silver.",
+        "Tails, knives, nails & salt; 100% of it sold.",
+        "The salted knife-rack is behind the bar.",
+    ],
 )
 def test_the_words_of_a_name_apart_are_not_the_name(said: str) -> None:
     assert not KNIVES.mentions_hidden(said)
