@@ -11,7 +11,9 @@ title: ...`. Every part is optional; names, aliases or ids, resolved when stored
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,13 +41,23 @@ class TranscriptLine(BaseModel):
     words: list[Word] | None = None
 
 
+# Lines whose times put them in another scene than the one they are written in, reported
+# one by one up to this many.
+MISPLACED_SHOWN = 5
+
+
 @dataclass
 class Transcript:
-    """A transcript's utterances, and the scenes it starts: each with the index in
-    `entries` of its first line."""
+    """A transcript's utterances, where each was written (`sources`: file:line), and the
+    scenes it starts: each with the index in `entries` of its first line."""
 
     entries: list[NewEntry] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
     scenes: list[tuple[int, SceneMarker]] = field(default_factory=list)
+
+    def add(self, entry: NewEntry, source: str) -> None:
+        self.entries.append(entry)
+        self.sources.append(source)
 
     def open_scene(self, marker: SceneMarker) -> None:
         if self.scenes and self.scenes[-1][0] == len(self.entries):
@@ -61,7 +73,45 @@ class Transcript:
             raise InvalidInputError(
                 f"{self.scenes[-1][1].source}: the scene started here has no lines after it."
             )
+        self._check_times()
         return self
+
+    def _check_times(self) -> None:
+        """A line belongs to the scene its time falls in (sql/032), so each line's time
+        must fall in the scene it is written in: from that scene's first line to the next
+        scene's, each scene starting after the one before."""
+        if not self.scenes:
+            return
+        opened = [(index, marker, self.entries[index].spoken_at) for index, marker in self.scenes]
+        for (_, _, before), (index, marker, start) in itertools.pairwise(opened):
+            if start <= before:
+                raise InvalidInputError(
+                    f"{self.sources[index]}: the first line of the scene started at "
+                    f"{marker.source} is stamped {start.isoformat()}, not after the scene "
+                    f"before it begins ({before.isoformat()}); scenes begin in the order "
+                    "they are written, at later and later times."
+                )
+        openings = [index for index, _, _ in opened]
+        starts = [start for _, _, start in opened]
+        misplaced = []
+        for number, entry in enumerate(self.entries):
+            written = bisect.bisect_right(openings, number) - 1
+            timed = bisect.bisect_right(starts, entry.spoken_at) - 1
+            if written != timed:
+                scene = self.scenes[written][1].source if written >= 0 else None
+                misplaced.append(
+                    f"{self.sources[number]}: stamped {entry.spoken_at.isoformat()}, outside "
+                    + (
+                        f"the scene it is written in (started at {scene})"
+                        if scene
+                        else "the time before the first scene"
+                    )
+                    + "; a line belongs to the scene its time falls in."
+                )
+        if misplaced:
+            more = len(misplaced) - MISPLACED_SHOWN
+            shown = misplaced[:MISPLACED_SHOWN] + ([f"... and {more} more."] if more > 0 else [])
+            raise InvalidInputError("\n".join(shown))
 
 
 def _marker(data: object, source: str) -> SceneMarker:
@@ -88,7 +138,6 @@ def read_jsonl(lines: Iterable[str], source: str = "transcript") -> Transcript:
     """Every utterance and scene, or an error naming the file, line and problem; blank lines
     are skipped."""
     transcript = Transcript()
-    entries = transcript.entries
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -103,7 +152,7 @@ def read_jsonl(lines: Iterable[str], source: str = "transcript") -> Transcript:
             continue
         try:
             line = TranscriptLine.model_validate(data)
-            entries.append(
+            transcript.add(
                 NewEntry(
                     speaker_id=line.speaker_id,
                     speaker_name=line.speaker_name,
@@ -112,7 +161,8 @@ def read_jsonl(lines: Iterable[str], source: str = "transcript") -> Transcript:
                     spoken_at=line.timestamp,
                     duration_ms=line.duration_ms,
                     words=tuple(line.words) if line.words is not None else None,
-                )
+                ),
+                f"{source}:{number}",
             )
         except ValidationError as exc:
             raise InvalidInputError(
@@ -164,7 +214,6 @@ def read_plain(
     are placed `step_seconds` apart from `start`, in order; each line's number keeps it
     unique on re-import."""
     transcript = Transcript()
-    entries = transcript.entries
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -179,14 +228,15 @@ def read_plain(
             )
         speaker, text = parts
         try:
-            entries.append(
+            transcript.add(
                 NewEntry(
                     speaker_id=slugify(speaker),
                     speaker_name=speaker,
                     text=text,
                     spoken_at=start + timedelta(seconds=step_seconds * (number - 1)),
                     source_key=f"line-{number}-{hashlib.sha256(raw.encode()).hexdigest()[:16]}",
-                )
+                ),
+                f"{source}:{number}",
             )
         except ValidationError as exc:
             raise InvalidInputError(

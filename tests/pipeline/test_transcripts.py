@@ -114,6 +114,28 @@ def test_a_plain_transcript_starts_a_scene_with_a_marker_line() -> None:
         (['{"scene": "Red Kettle"}'], r"t\.jsonl:1: scene: must be an object"),
         (['{"scene": {}, "text": "x"}'], r"t\.jsonl:1: a scene object holds only 'scene'"),
         (['{"scene": {"present": "Brannoch"}}'], r"t\.jsonl:1: scene\.present: "),
+        # The last line of a scene said in the same second as the next scene's first.
+        (
+            ['{"scene": {}}', line(1, "Kael", "A"), '{"scene": {}}', line(1, "Lyra", "B")],
+            r"t\.jsonl:4: the first line of the scene started at t\.jsonl:3 is stamped .*not "
+            r"after the scene before it begins",
+        ),
+        # A line stamped before its own scene began belongs to the scene before.
+        (
+            [
+                '{"scene": {}}',
+                line(1, "Kael", "A"),
+                '{"scene": {}}',
+                line(5, "Lyra", "B"),
+                line(3, "Kael", "C"),
+            ],
+            r"^t\.jsonl:5: stamped 2026-03-01T19:00:03\+00:00, outside the scene it is written "
+            r"in \(started at t\.jsonl:3\); a line belongs to the scene its time falls in\.$",
+        ),
+        (
+            [line(4, "Kael", "A"), '{"scene": {}}', line(3, "Lyra", "B")],
+            r"^t\.jsonl:1: stamped .*, outside the time before the first scene;",
+        ),
     ],
 )
 def test_a_bad_scene_is_an_error_naming_file_line_and_field(lines: list[str], message: str) -> None:
