@@ -128,6 +128,27 @@ async def test_lines_outside_any_scene_are_heard_by_the_npcs_who_speak_in_the_se
     assert await readable(memory, "ysolde") == set()
 
 
+async def test_an_npc_whose_lines_are_all_removed_no_longer_hears_the_session(
+    db: Database,
+) -> None:
+    memory = await sample(db)
+    ids = await memory.log.append_many(
+        "s1",
+        [
+            said(0, "Kael", "The plan is simple."),
+            said(1, "Brannoch", "A fine plan.", "brannoch"),
+            # A player's aside that speech-to-text gave to Old Berrit.
+            said(2, "Old Berrit", "Plan? What plan?", "berrit"),
+        ],
+    )
+    await db.pool.execute("DELETE FROM session_entries WHERE id = $1", ids[2])
+    assert await heard_by(memory) == {
+        "The plan is simple.": ["brannoch"],
+        "A fine plan.": ["brannoch"],
+    }
+    assert await readable(memory, "berrit") == set()
+
+
 async def test_scenes_changed_afterwards_move_who_heard_the_lines_and_passages(
     db: Database,
 ) -> None:
