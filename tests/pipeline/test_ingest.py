@@ -97,6 +97,24 @@ async def test_the_scenes_a_transcript_starts_are_stored_resolved_to_entities(
     assert (crossing.present, crossing.title) == (("berrit",), None)
 
 
+async def test_a_speaker_named_as_an_npc_is_that_npc(db: Database) -> None:
+    memory = await load_sample(db)
+    transcript = read_plain(
+        ["Captain Ysolde: Halt, the crossing is closed.", "Kael: We are in a hurry.", "DM: Rain."],
+        datetime(2026, 3, 7, 19, tzinfo=UTC),
+        "night.txt",
+    )
+    await ingest_entries(db, "demo", "s1", transcript.entries)
+    spoken = {e.speaker_name: e.npc_id for e in await memory.log.entries("s1")}
+    # By her name, though the speaker the plain line gives is "captain-ysolde"; a player
+    # (Kael) and the DM are no NPC.
+    assert spoken == {"Captain Ysolde": "ysolde", "Kael": None, "DM": None}
+    heard = await memory.db.pool.fetchval(
+        "SELECT heard_by FROM session_entries WHERE speaker_name = 'Captain Ysolde'"
+    )
+    assert heard == ["ysolde"]
+
+
 @pytest.mark.parametrize(
     ("marker", "message"),
     [
