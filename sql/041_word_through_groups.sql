@@ -9,12 +9,8 @@
 -- several) was taught to every NPC that heard any line, so an NPC in one scene learned what
 -- was said in another. It is now taught to those who heard every line of the session.
 --
--- A scene's word (its gist in summaries) was worked out when the scene was set, while what
--- it taught follows the ties there are when the session is taught: a tie removed before the
--- session ended still carried its gist. Teaching now works the scenes' word out again.
---
--- Scenes' word is read again here; facts and relationships taught before keep what they
--- were taught.
+-- Scenes' word is read again; facts and relationships taught before keep what they were
+-- taught.
 
 CREATE OR REPLACE FUNCTION glyphoxa_word_of(of_campaign text, present text[], at_location text)
 RETURNS jsonb LANGUAGE sql STABLE
@@ -79,13 +75,13 @@ AS $$
 $$;
 
 -- Only the scenes whose word changes: an update of a scene hears its span again.
-UPDATE scenes s SET word = fresh.word
+UPDATE scenes s SET word = now.word
 FROM (SELECT campaign_id, session_id, started_at,
              glyphoxa_word_of(campaign_id, present, location_id) AS word
-      FROM scenes) fresh
+      FROM scenes) now
 WHERE (s.campaign_id, s.session_id, s.started_at)
-      = (fresh.campaign_id, fresh.session_id, fresh.started_at)
-  AND s.word IS DISTINCT FROM fresh.word;
+      = (now.campaign_id, now.session_id, now.started_at)
+  AND s.word IS DISTINCT FROM now.word;
 
 CREATE OR REPLACE FUNCTION glyphoxa_teach_session(campaign text, session text) RETURNS integer
 LANGUAGE plpgsql AS $$
@@ -97,13 +93,6 @@ BEGIN
     IF NOT glyphoxa_witnessed(campaign) THEN
         RETURN 0;
     END IF;
-    -- Word travels along the ties there are when the session is taught: the scenes' own
-    -- word (their gist in summaries) too, not only what they taught.
-    UPDATE scenes s SET word = fresh.word
-    FROM (SELECT x.started_at, glyphoxa_word_of(campaign, x.present, x.location_id) AS word
-          FROM scenes x WHERE x.campaign_id = campaign AND x.session_id = session) fresh
-    WHERE s.campaign_id = campaign AND s.session_id = session
-      AND s.started_at = fresh.started_at AND s.word IS DISTINCT FROM fresh.word;
     -- What cites no line may have been said in any of the session's lines, so it is taught
     -- only to those who heard every one of them.
     everyone := (SELECT glyphoxa_sorted_set(array_agg(h))
