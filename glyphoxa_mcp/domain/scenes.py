@@ -65,8 +65,8 @@ def scene_of(scenes: list[Scene], spoken_at: datetime) -> Scene | None:
 @dataclass(frozen=True)
 class SpokenBy:
     """One NPC's lines in a session: when the session's first line was said (None: it has
-    none), when the NPC spoke, and when the lines it did not hear were said (the DM's own
-    lines aside)."""
+    none), when the NPC spoke, and when the lines the DM kept from it were said (the DM's
+    own lines aside)."""
 
     first_line_at: datetime | None
     spoke_at: Sequence[datetime]

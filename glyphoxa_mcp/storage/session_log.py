@@ -205,7 +205,7 @@ SELECT (SELECT min(spoken_at) FROM session_entries
                AND (npc_id = $3 OR (npc_id IS NULL AND speaker_id = $3))
              ORDER BY spoken_at) AS spoke_at,
        ARRAY(SELECT spoken_at FROM session_entries
-             WHERE campaign_id = $1 AND session_id = $2
+             WHERE campaign_id = $1 AND session_id = $2 AND heard_by_dm IS NOT NULL
                AND NOT dm_only AND NOT ($3 = ANY(heard_by))
              ORDER BY spoken_at) AS unheard_at
 """
@@ -326,7 +326,8 @@ class SessionLog:
 
     async def spoken_by(self, session_id: str, npc_id: str) -> SpokenBy:
         """When the session's first line was spoken, when `npc_id` spoke in it, and when the
-        lines it did not hear were said (the DM's lines aside)."""
+        lines the DM kept from it were said (those whose hearers the DM chose: in a scene it
+        was at, the only lines it does not hear; the DM's own lines aside)."""
         with driver_errors(f"read when {npc_id!r} spoke in session {session_id!r}"):
             row = await self._pool.fetchrow(SELECT_SPOKEN_BY, self.campaign_id, session_id, npc_id)
         assert row is not None, "a row of subqueries"
