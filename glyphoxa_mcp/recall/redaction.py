@@ -33,10 +33,10 @@ from glyphoxa_mcp.correction.phonetic import PhoneticCorrector
 from glyphoxa_mcp.recall.name_spelling import (
     NameWord,
     blurred,
-    leet_reading,
+    leet_words,
     name_words,
-    other_readings,
     runs_from,
+    unescaped,
 )
 from glyphoxa_mcp.recall.names_read import names_read, remembered
 
@@ -47,6 +47,9 @@ MIN_INFLECTED_CHARS = 3
 # A key this long found inside a longer word is a mention: a run-together compound
 # ("saltknivesden"), where a shorter one is as likely an ordinary word ("ash" in "crash").
 INSIDE_WORD_CHARS = 8
+# The fewest letters a name must have to be looked for in a text read another way: shorter
+# ones turn up by chance ("Em" in "me" backwards).
+BACKWARDS_CHARS = 6
 # Texts already judged per redactor: the hot context and searches read the same lines again.
 CHECKED_TEXTS = 16_384
 
@@ -129,10 +132,37 @@ class HiddenForms:
             words_of[blurred(key)] = max(words, words_of.get(blurred(key), 0))
         return HiddenForms(words_of, self.longest)
 
+    @functools.cached_property
+    def _long(self) -> HiddenForms:
+        """The forms of BACKWARDS_CHARS letters or more that are no English word backwards."""
+        words_of = {
+            key: words
+            for key, words in self.words_of.items()
+            if len(key) >= BACKWARDS_CHARS and per_million(key[::-1]) < EVERYDAY_WORD_PER_MILLION
+        }
+        return HiddenForms(words_of, self.longest)
+
+    def long_found_in(self, text: str) -> bool:
+        """Whether a long form (`_long`) is in `text`: what a text read backwards is checked
+        for, where a short name would turn up by chance ("Ron" in "nor")."""
+        return self._long.found_in(text)
+
     def found_read_as_leet(self, text: str) -> bool:
-        """Whether a hidden name is written in `text` with digits or symbols for letters."""
-        leet = leet_reading(text) if self.words_of else None
-        return leet is not None and self._blurred.found_in(leet)
+        """Whether a hidden name is written in `text` with digits or symbols for letters:
+        a run of its leet reading that spells a form (its "i"s as "l"s) and holds a word
+        written with them among letters ("Sa1t", "KN1V35"; not "130" for Leo, nor "Ha!")."""
+        read = leet_words(text) if self.words_of else None
+        if not read:
+            return False
+        words = [leet.word for leet in read]
+        words_of = self._blurred.words_of
+        for start in range(len(words)):
+            for end, key, taken in runs_from(words, start, self.longest):
+                if taken <= words_of.get(key, 0) and any(
+                    leet.signed for leet in read[start : end + 1]
+                ):
+                    return True
+        return False
 
     @functools.cached_property
     def _inside_lengths(self) -> tuple[int, ...]:
@@ -253,7 +283,10 @@ class Redactor:
         forms = self.forms
         if forms.found_in(text) or forms.found_read_as_leet(text):
             return True
-        if any(map(forms.found_in, other_readings(text))):
+        undone = unescaped(text)
+        if undone is not None and forms.found_in(undone):
+            return True
+        if forms.long_found_in(text[::-1]):  # "sevinK tlaS"
             return True
         if self.corrector is None or not self.hidden_ids:
             return False

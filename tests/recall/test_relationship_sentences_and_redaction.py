@@ -89,6 +89,30 @@ def test_the_words_of_a_name_apart_are_not_the_name(said: str) -> None:
     assert not KNIVES.mentions_hidden(said)
 
 
+SHORT_NAMES = Redactor.hiding(["Ali", "Gail", "Tali", "Neil", "Li", "Hal", "Leo", "Ron", "Em"])
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We all sail at 3!",  # read as leet, "all" would be Ali
+        "What gall!",
+        "He's tall, 6 feet!",
+        "I'll do it, 1 way or another!",
+        "Ha!",
+        "130 gold, no less.",  # a number alone is no name
+        "Neither this nor that.",  # backwards, "nor" is Ron
+        "Give it to me.",
+    ],
+)
+def test_a_short_name_is_not_found_by_chance_in_a_reading(said: str) -> None:
+    assert not SHORT_NAMES.mentions_hidden(said)
+
+
+def test_a_leet_reading_reads_the_folded_text() -> None:
+    assert KNIVES.mentions_hidden("5alt Kn\u0456ves here")  # a Cyrillic i
+
+
 def test_plurals_and_singulars_of_a_last_word() -> None:
     assert {"knife", "knives", "knifes"} <= inflections("knives")
     assert {"story", "stories"} <= inflections("story")
