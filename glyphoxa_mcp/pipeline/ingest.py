@@ -15,9 +15,8 @@ from glyphoxa_mcp.domain.models import Entity, NewEntry, NewSession, build
 from glyphoxa_mcp.domain.reports import IngestReport
 from glyphoxa_mcp.domain.scenes import SceneMarker
 from glyphoxa_mcp.domain.vocabulary import EntityType
-from glyphoxa_mcp.errors import InvalidInputError
 from glyphoxa_mcp.pipeline.scene_markers import resolved_scenes
-from glyphoxa_mcp.recall.entity_resolver import EntityResolver
+from glyphoxa_mcp.recall.names import compact
 from glyphoxa_mcp.storage.campaigns import Campaigns
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
@@ -50,31 +49,31 @@ async def ingest_entries(
 
 
 def spoken_by_npcs(entries: Sequence[NewEntry], entities: Sequence[Entity]) -> list[NewEntry]:
-    """The lines, those whose speaker no NPC is given for but who is named as one of the
-    campaign's NPCs (its name, an alias or its id: "Vesk Harrow", a plain transcript's
-    speaker) given that NPC: what it says it hears. (pure)"""
-    # Who speaks is a person: the campaign's NPCs and players, among whom a name is one.
-    resolver = EntityResolver([e for e in entities if e.type in PEOPLE])
+    """The lines, each with no NPC given whose speaker's name (or else id) is the name, an
+    alias or the id of one NPC and of no other person of the campaign ("Vesk Harrow:" in a
+    plain transcript, whose speaker id is "vesk-harrow") given to that NPC, so that it hears
+    what it said. (pure)"""
+    people: dict[str, dict[str, Entity]] = {}
+    for entity in entities:
+        if entity.type in PEOPLE:
+            for spelling in (entity.name, *entity.aliases, entity.id):
+                people.setdefault(compact(spelling), {})[entity.id] = entity
+
+    def npc_named(name: str) -> str | None:
+        named = list(people.get(compact(name), {}).values())
+        if len(named) != 1 or named[0].type is not EntityType.NPC:
+            return None
+        return named[0].id
+
     npc_of: dict[tuple[str, str], str | None] = {}
     spoken = []
     for entry in entries:
         if entry.npc_id is None:
             speaker = (entry.speaker_name, entry.speaker_id)
             if speaker not in npc_of:
-                npc_of[speaker] = _npc_named(resolver, entry.speaker_name) or _npc_named(
-                    resolver, entry.speaker_id
-                )
+                npc_of[speaker] = npc_named(entry.speaker_name) or npc_named(entry.speaker_id)
             npc = npc_of[speaker]
             if npc is not None:
                 entry = entry.model_copy(update={"npc_id": npc})
         spoken.append(entry)
     return spoken
-
-
-def _npc_named(resolver: EntityResolver, name: str) -> str | None:
-    """The NPC `name` names alone (a player, or a name two entities share, names none)."""
-    try:
-        entity = resolver.resolve(name)
-    except InvalidInputError:
-        return None
-    return entity.id if entity.type is EntityType.NPC else None
