@@ -298,11 +298,12 @@ async def extract_session(
                 )
             )
             facts += kept is not None  # None: the DM retconned this statement away
+        # Each window's learning is kept to whom it may reach before anything else is
+        # asked for (its embedding, the next window): a provider failing or slow then
+        # leaves nothing of it public meanwhile.
+        await _keep_to_its_witnesses(memory, session_id)
         await memory.log.mark_extracted([e.id for e in lines])
         await embed_new(memory.db, embedder, memory.campaign_id)
-        # Each window's learning is kept to whom it may reach before the next is asked
-        # for: a reply failing later, or a slow one, leaves nothing of it public meanwhile.
-        await _keep_to_its_witnesses(memory, session_id)
     if not entries:
         # No window to read: what was learned in the session otherwise is taught now.
         await _keep_to_its_witnesses(memory, session_id)
