@@ -77,7 +77,8 @@ class SpokenBy:
 class SceneKnown:
     """What one NPC knows of one scene of a session (`scene` None: the lines outside any
     scene): it was there, it heard of it (from `teller`, None: word going around), or
-    neither. `missed`: it was there but did not hear every line (the DM said so of one)."""
+    neither. `missed`: the DM kept a line of it from this NPC (one it was there for, or one
+    whose hearers the DM chose without it: its gist is not this NPC's to hear of either)."""
 
     scene: Scene | None
     witnessed: bool
@@ -106,7 +107,15 @@ def known_scenes(scenes: Sequence[Scene], npc_id: str, spoken: SpokenBy) -> list
             known.append(SceneKnown(scene, witnessed=True, missed=scene.started_at in missed))
             continue
         heard, teller = scene.heard_of_by(npc_id)
-        known.append(SceneKnown(scene, witnessed=False, heard=heard, teller=teller))
+        known.append(
+            SceneKnown(
+                scene,
+                witnessed=False,
+                heard=heard,
+                teller=teller,
+                missed=scene.started_at in missed,
+            )
+        )
     return known
 
 

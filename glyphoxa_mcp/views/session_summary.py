@@ -92,7 +92,12 @@ async def session_summary(
         title = None
     entities = [scope.by_id[e.id] for e in involved if e.id in scope.by_id]
     note = None
-    if scenes is not None:
+    if scenes is not None and scenes and all(s.known == "witnessed" for s in scenes):
+        note = (
+            "Not everything said at this session reached you: it shows the scenes you heard "
+            "whole. memory.search_sessions finds what you heard said."
+        )
+    elif scenes is not None:
         note = (
             "You were not at every scene of this session: it shows the scenes you witnessed and "
             "those you heard of. memory.search_sessions finds what you heard said."
@@ -147,7 +152,9 @@ async def _known_scenes(memory: CampaignMemory, session_id: str, npc_id: str) ->
 
 def _told(known: list[SceneKnown], parts: list[SummaryPart], scope: Scope) -> str:
     """What an NPC may read of a session's summary: the parts of the scenes it witnessed
-    and heard every line of, and of those it heard of, their gist, said to be hearsay."""
+    and heard every line of, and of those it heard of, their gist, said to be hearsay; none
+    of a scene with a line the DM kept from it (the part and the gist were written from
+    every line)."""
     by_start = {part.scene_started_at: part for part in parts}
     told = []
     for scene in known:
@@ -157,7 +164,7 @@ def _told(known: list[SceneKnown], parts: list[SummaryPart], scope: Scope) -> st
         if scene.witnessed:
             if not scene.missed:
                 told.append(part.text)
-        elif scene.heard:
+        elif scene.heard and not scene.missed:
             teller = scope.by_id.get(scene.teller) if scene.teller else None
             source = f"{teller.name} told you" if teller else "Word going around"
             told.append(f"{source} (you were not there): {part.gist}")

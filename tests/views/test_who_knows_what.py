@@ -97,9 +97,15 @@ async def test_a_line_the_dm_kept_from_an_npc_keeps_its_scenes_summary_from_it(
     # The summary was written from every line: none of it is hers now, as a scene.
     assert ysolde.summary is None
     assert ysolde.scenes is not None and [s.known for s in ysolde.scenes] == ["witnessed"]
+    assert ysolde.note is not None and ysolde.note.startswith("Not everything said")
+    # Nor is its gist Brannoch's, who heard of the crossing from her.
+    brannoch = await view(sample, "brannoch", offline_embedder).session_summary(CROSSING)
+    assert brannoch.summary is None
     await sample.log.set_hearers([question], None)
     ysolde = await view(sample, "ysolde", offline_embedder).session_summary(CROSSING)
     assert ysolde.summary is not None and "wagon ruts" in ysolde.summary
+    brannoch = await view(sample, "brannoch", offline_embedder).session_summary(CROSSING)
+    assert brannoch.summary is not None and "told you" in brannoch.summary
 
 
 async def test_the_hot_context_holds_only_what_was_heard(
