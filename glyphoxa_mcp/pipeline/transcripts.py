@@ -41,9 +41,8 @@ class TranscriptLine(BaseModel):
     words: list[Word] | None = None
 
 
-# Lines whose times put them in another scene than the one they are written in, reported
-# one by one up to this many.
-MISPLACED_SHOWN = 5
+# Scenes and lines out of time, reported one by one up to this many.
+PROBLEMS_SHOWN = 5
 
 
 @dataclass
@@ -83,34 +82,32 @@ class Transcript:
         if not self.scenes:
             return
         opened = [(index, marker, self.entries[index].spoken_at) for index, marker in self.scenes]
-        for (_, _, before), (index, marker, start) in itertools.pairwise(opened):
-            if start <= before:
-                raise InvalidInputError(
-                    f"{self.sources[index]}: the first line of the scene started at "
-                    f"{marker.source} is stamped {start.isoformat()}, not after the scene "
-                    f"before it begins ({before.isoformat()}); scenes begin in the order "
-                    "they are written, at later and later times."
-                )
-        openings = [index for index, _, _ in opened]
-        starts = [start for _, _, start in opened]
-        misplaced = []
-        for number, entry in enumerate(self.entries):
-            written = bisect.bisect_right(openings, number) - 1
-            timed = bisect.bisect_right(starts, entry.spoken_at) - 1
-            if written != timed:
-                scene = self.scenes[written][1].source if written >= 0 else None
-                misplaced.append(
-                    f"{self.sources[number]}: stamped {entry.spoken_at.isoformat()}, outside "
-                    + (
-                        f"the scene it is written in (started at {scene})"
-                        if scene
+        problems = [
+            f"{self.sources[index]}: the first line of the scene started at {marker.source} is "
+            f"stamped {start.isoformat()}, not after the scene before it begins "
+            f"({before.isoformat()}); correct its time or move the scene's marker."
+            for (_, _, before), (index, marker, start) in itertools.pairwise(opened)
+            if start <= before
+        ]
+        if not problems:
+            openings = [index for index, _, _ in opened]
+            starts = [start for _, _, start in opened]
+            for number, entry in enumerate(self.entries):
+                written = bisect.bisect_right(openings, number) - 1
+                if written != bisect.bisect_right(starts, entry.spoken_at) - 1:
+                    scene = (
+                        f"the scene it is written in (started at {self.scenes[written][1].source})"
+                        if written >= 0
                         else "the time before the first scene"
                     )
-                    + "; a line belongs to the scene its time falls in."
-                )
-        if misplaced:
-            more = len(misplaced) - MISPLACED_SHOWN
-            shown = misplaced[:MISPLACED_SHOWN] + ([f"... and {more} more."] if more > 0 else [])
+                    problems.append(
+                        f"{self.sources[number]}: stamped {entry.spoken_at.isoformat()}, outside "
+                        f"{scene}; a line belongs to the scene its time falls in: correct its "
+                        "time or move it."
+                    )
+        if problems:
+            more = len(problems) - PROBLEMS_SHOWN
+            shown = problems[:PROBLEMS_SHOWN] + ([f"... and {more} more."] if more > 0 else [])
             raise InvalidInputError("\n".join(shown))
 
 

@@ -130,7 +130,8 @@ def test_a_plain_transcript_starts_a_scene_with_a_marker_line() -> None:
                 line(3, "Kael", "C"),
             ],
             r"^t\.jsonl:5: stamped 2026-03-01T19:00:03\+00:00, outside the scene it is written "
-            r"in \(started at t\.jsonl:3\); a line belongs to the scene its time falls in\.$",
+            r"in \(started at t\.jsonl:3\); a line belongs to the scene its time falls in: "
+            r"correct its time or move it\.$",
         ),
         (
             [line(4, "Kael", "A"), '{"scene": {}}', line(3, "Lyra", "B")],
