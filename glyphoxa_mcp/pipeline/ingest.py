@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from glyphoxa_mcp.correction.known_names import PEOPLE
 from glyphoxa_mcp.db.database import Database
-from glyphoxa_mcp.domain.models import Entity, NewEntry, NewSession, build
+from glyphoxa_mcp.domain.models import NewEntry, NewSession, build
 from glyphoxa_mcp.domain.reports import IngestReport
 from glyphoxa_mcp.domain.scenes import SceneMarker
 from glyphoxa_mcp.domain.vocabulary import EntityType
 from glyphoxa_mcp.pipeline.scene_markers import resolved_scenes
 from glyphoxa_mcp.recall.names import compact
 from glyphoxa_mcp.storage.campaigns import Campaigns
+from glyphoxa_mcp.storage.knowledge_graph import Person
 from glyphoxa_mcp.storage.memory import CampaignMemory
 
 
@@ -36,9 +36,13 @@ async def ingest_entries(
     async with db.transaction() as tx:
         await Campaigns(tx).ensure(campaign_id)
         memory = CampaignMemory(tx, campaign_id)
-        known = await memory.known_entities()
-        entries = spoken_by_npcs(entries, known)
-        made = resolved_scenes(session_id, entries, scenes, known) if scenes else []
+        if any(entry.npc_id is None for entry in entries):
+            entries = spoken_by_npcs(entries, await memory.graph.people())
+        made = (
+            resolved_scenes(session_id, entries, scenes, await memory.known_entities())
+            if scenes
+            else []
+        )
         started = min((e.spoken_at for e in entries), default=None)
         await memory.sessions.upsert(
             build(NewSession, id=session_id, title=title, started_at=started)
@@ -48,22 +52,21 @@ async def ingest_entries(
     return IngestReport(session_id, len(entries), len(added), len(made))
 
 
-def spoken_by_npcs(entries: Sequence[NewEntry], entities: Sequence[Entity]) -> list[NewEntry]:
-    """The lines, each with no NPC given whose speaker's name (or else id) is the name, an
-    alias or the id of one NPC and of no other person of the campaign ("Vesk Harrow:" in a
+def spoken_by_npcs(entries: Sequence[NewEntry], people: Sequence[Person]) -> list[NewEntry]:
+    """The lines, each with no NPC given whose speaker's name (or else id) is a name of one
+    NPC and of no other of the campaign's `people` (name, alias or id: "Vesk Harrow:" in a
     plain transcript, whose speaker id is "vesk-harrow") given to that NPC, so that it hears
     what it said. (pure)"""
-    people: dict[str, dict[str, Entity]] = {}
-    for entity in entities:
-        if entity.type in PEOPLE:
-            for spelling in (entity.name, *entity.aliases, entity.id):
-                people.setdefault(compact(spelling), {})[entity.id] = entity
+    named: dict[str, dict[str, Person]] = {}
+    for person in people:
+        for spelling in person.names:
+            named.setdefault(compact(spelling), {})[person.id] = person
 
     def npc_named(name: str) -> str | None:
-        named = list(people.get(compact(name), {}).values())
-        if len(named) != 1 or named[0].type is not EntityType.NPC:
+        found = list(named.get(compact(name), {}).values())
+        if len(found) != 1 or found[0].type is not EntityType.NPC:
             return None
-        return named[0].id
+        return found[0].id
 
     npc_of: dict[tuple[str, str], str | None] = {}
     spoken = []

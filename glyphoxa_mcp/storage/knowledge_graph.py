@@ -6,6 +6,7 @@ Traversal and combined graph + text/vector queries are in `graph_queries`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import asyncpg
@@ -252,6 +253,19 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+SELECT_PEOPLE = """
+SELECT id, type, name, aliases FROM entities
+WHERE campaign_id = $1 AND type IN ('npc', 'player')
+"""
+
+
+@dataclass(frozen=True)
+class Person:
+    id: str
+    type: EntityType
+    names: tuple[str, ...]
+
+
 class KnowledgeGraph:
     """Entities, relationships and facts of one campaign."""
 
@@ -261,6 +275,17 @@ class KnowledgeGraph:
         self.campaign_id = campaign_id
 
     # --- entities ------------------------------------------------------------------------------
+
+    async def people(self) -> list[Person]:
+        """The campaign's NPCs and players, each by its id, type and the names it goes by
+        (name, aliases, id): what a transcript's speakers are matched against, read without
+        the rest of every entity."""
+        with driver_errors("read the campaign's people"):
+            rows = await self._pool.fetch(SELECT_PEOPLE, self.campaign_id)
+        return [
+            Person(row["id"], EntityType(row["type"]), (row["name"], *row["aliases"], row["id"]))
+            for row in rows
+        ]
 
     async def upsert_entity(self, entity: NewEntity, *, keep_visibility: bool = False) -> Entity:
         """Create the entity, or replace the stored one with the same id (with
