@@ -154,15 +154,9 @@ class HiddenForms:
         read = leet_words(text) if self.words_of else None
         if not read:
             return False
-        words = [leet.word for leet in read]
-        words_of = self._blurred.words_of
-        for start in range(len(words)):
-            for end, key, taken in runs_from(words, start, self.longest):
-                if taken <= words_of.get(key, 0) and any(
-                    leet.signed for leet in read[start : end + 1]
-                ):
-                    return True
-        return False
+        return self._blurred._found(
+            [leet.word for leet in read], holding=[leet.signed for leet in read]
+        )
 
     @functools.cached_property
     def _inside_lengths(self) -> tuple[int, ...]:
@@ -184,15 +178,22 @@ class HiddenForms:
         head[0] = NameWord(head[0].letters, spaced=False)
         return self._found(tail + head, crossing=len(tail))
 
-    def _found(self, words: list[NameWord], crossing: int = 0) -> bool:
+    def _found(
+        self, words: list[NameWord], crossing: int = 0, holding: Sequence[bool] | None = None
+    ) -> bool:
         """Whether a run of `words` spells a key; with `crossing`, only runs that start
-        before that index and end at or after it."""
+        before that index and end at or after it; with `holding`, only runs that hold a
+        word marked in it (and no key inside a longer word)."""
         words_of = self.words_of
         for start in range(crossing or len(words)):
             for end, key, taken in runs_from(words, start, self.longest):
-                if end >= crossing and taken <= words_of.get(key, 0):
+                if (
+                    end >= crossing
+                    and taken <= words_of.get(key, 0)
+                    and (holding is None or any(holding[start : end + 1]))
+                ):
                     return True
-        if crossing or not self._inside_lengths:
+        if crossing or holding is not None or not self._inside_lengths:
             return False
         return any(self._inside(joined) for joined in _compounds(words))
 
