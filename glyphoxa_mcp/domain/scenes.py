@@ -103,19 +103,12 @@ def known_scenes(scenes: Sequence[Scene], npc_id: str, spoken: SpokenBy) -> list
     if first_line_at is not None and (not scenes or first_line_at < scenes[0].started_at):
         known.append(SceneKnown(None, witnessed=bool(spoken.spoke_at), missed=None in missed))
     for scene in scenes:
+        kept_from = scene.started_at in missed
         if npc_id in scene.present:
-            known.append(SceneKnown(scene, witnessed=True, missed=scene.started_at in missed))
-            continue
-        heard, teller = scene.heard_of_by(npc_id)
-        known.append(
-            SceneKnown(
-                scene,
-                witnessed=False,
-                heard=heard,
-                teller=teller,
-                missed=scene.started_at in missed,
-            )
-        )
+            known.append(SceneKnown(scene, witnessed=True, missed=kept_from))
+        else:
+            heard, teller = scene.heard_of_by(npc_id)
+            known.append(SceneKnown(scene, False, heard, teller, missed=kept_from))
     return known
 
 

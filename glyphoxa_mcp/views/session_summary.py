@@ -159,12 +159,11 @@ def _told(known: list[SceneKnown], parts: list[SummaryPart], scope: Scope) -> st
     told = []
     for scene in known:
         part = by_start.get(scene.scene.started_at if scene.scene else None)
-        if part is None:
+        if part is None or scene.missed:
             continue
         if scene.witnessed:
-            if not scene.missed:
-                told.append(part.text)
-        elif scene.heard and not scene.missed:
+            told.append(part.text)
+        elif scene.heard:
             teller = scope.by_id.get(scene.teller) if scene.teller else None
             source = f"{teller.name} told you" if teller else "Word going around"
             told.append(f"{source} (you were not there): {part.gist}")
